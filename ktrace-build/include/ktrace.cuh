@@ -1,0 +1,252 @@
+// ktrace device header: per-warp intra-kernel tracing.
+//
+// Compiled with -DKTRACE_ENABLED=1 (ktrace-build's traced variant), the
+// markers below record events into the buffer that the host's TraceSession
+// passes as a `ktrace_arg` kernel parameter. Compiled any other way, every
+// macro expands to nothing and the context is an empty object: the kernel
+// that runs is the kernel without markers.
+//
+//   #include <ktrace.cuh>
+//   __global__ void k(float* x, ktrace_arg trace) {
+//     KTRACE_OPEN(trace);                // per-warp context `ktrace_ctx`
+//     KTRACE_B("load"); ... KTRACE_E("load");
+//     { KTRACE_SCOPE("math"); ... }      // ends when the scope closes
+//     KTRACE_M_IF(i % 64 == 0, "tick");  // only when the warp-uniform
+//                                        // condition holds
+//   }                                    // flushed when ktrace_ctx dies
+//
+// Region names are string literals; ktrace-build scans the sources and
+// generates `ktrace_regions.h`, which maps every name to its id at compile
+// time. A name missing from that table fails to compile, naming the name.
+//
+// Rules: markers are executed warp-uniformly (by the whole warp, or at least
+// by lane 0 of it, as in `if (lane == 0) { ... }` producer code); the
+// conditions of the *_IF forms must be warp-uniform and free of side effects.
+#ifndef KTRACE_CUH
+#define KTRACE_CUH
+
+#include "ktrace_layout.h"
+
+#if defined(KTRACE_ENABLED) && KTRACE_ENABLED
+#define KTRACE_ON 1
+#include "ktrace_regions.h"
+#else
+#define KTRACE_ON 0
+#endif
+
+#define KTRACE_CAT_(a, b) a##b
+#define KTRACE_CAT(a, b) KTRACE_CAT_(a, b)
+
+namespace ktrace {
+
+#if KTRACE_ON
+
+/// Raw 32-bit SM cycle counter. `volatile` so reads are never merged or moved.
+__device__ __forceinline__ uint32_t clock32() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%clock;" : "=r"(r)::"memory");
+  return r;
+}
+__device__ __forceinline__ uint64_t clock64() {
+  uint64_t r;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(r)::"memory");
+  return r;
+}
+__device__ __forceinline__ uint64_t globaltimer() {
+  uint64_t r;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(r)::"memory");
+  return r;
+}
+__device__ __forceinline__ uint32_t smid() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return r;
+}
+
+/// True in exactly one lane of the calling lanes: `elect.sync` on sm_90+,
+/// the lowest active lane before.
+__device__ __forceinline__ bool elect_leader() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  uint32_t is_leader;
+  asm volatile(
+      "{\n\t.reg .pred p;\n\t"
+      "elect.sync _|p, %1;\n\t"
+      "selp.u32 %0, 1, 0, p;\n\t}"
+      : "=r"(is_leader)
+      : "r"(__activemask()));
+  return is_leader != 0;
+#else
+  uint32_t lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane == static_cast<uint32_t>(__ffs(__activemask()) - 1);
+#endif
+}
+
+/// 16-byte streaming store, predicated on `p`.
+__device__ __forceinline__ void store_v4_cs(uint64_t addr, uint32_t a, uint32_t b, uint32_t c,
+                                            uint32_t d, bool p) {
+  asm volatile(
+      "{\n\t.reg .pred q;\n\t"
+      "setp.ne.b32 q, %5, 0;\n\t"
+      "@q st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n\t}" ::"l"(addr),
+      "r"(a), "r"(b), "r"(c), "r"(d), "r"((uint32_t)p)
+      : "memory");
+}
+
+/// 8-byte streaming store of one event, predicated on `p`.
+__device__ __forceinline__ void store_event(uint64_t addr, uint32_t clk, uint32_t tag, bool p) {
+  asm volatile(
+      "{\n\t.reg .pred q;\n\t"
+      "setp.ne.b32 q, %3, 0;\n\t"
+      "@q st.global.cs.v2.u32 [%0], {%1, %2};\n\t}" ::"l"(addr),
+      "r"(clk), "r"(tag), "r"((uint32_t)p)
+      : "memory");
+}
+
+/// Per-warp trace context. Live state: the slot address, the event counter
+/// and the active predicate (this lane leads a sampled warp of a sampled
+/// block, and tracing is on).
+class Context {
+ public:
+  __device__ __forceinline__ explicit Context(const ktrace_arg& arg) : slot_(0), cnt_(0), mask_(0) {
+    const uint32_t threads = blockDim.x * blockDim.y * blockDim.z;
+    (void)threads;
+    const uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const uint32_t warp = __shfl_sync(__activemask(), tid / 32, 0);
+    const uint32_t block =
+        blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const bool warp_on = warp < 32 && ((arg.warp_mask >> warp) & 1u);
+    const uint32_t stride = arg.block_stride ? arg.block_stride : 1u;
+    const uint32_t block_slot = block / stride;
+    const bool block_on = (block % stride) == 0 && block_slot < arg.blocks_traced;
+    const bool on = arg.buffer != 0 && warp_on && block_on;
+    const bool leader = elect_leader();
+    active_ = on && leader;
+    if (on) {
+      const uint32_t warp_slot = __popc(arg.warp_mask & ((1u << warp) - 1u));
+      const uint64_t slot_bytes =
+          sizeof(ktrace_slot_meta) + (sizeof(ktrace_event) << arg.cap_log2);
+      slot_ = arg.buffer +
+              (static_cast<uint64_t>(block_slot) * arg.warps_traced + warp_slot) * slot_bytes;
+      mask_ = (1u << arg.cap_log2) - 1u;
+    }
+    const uint64_t gt = globaltimer();
+    const uint64_t clk = clock64();
+    const uint32_t ids = warp | (smid() << 16);
+    store_v4_cs(slot_, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk, (uint32_t)(clk >> 32),
+                active_);
+    store_v4_cs(slot_ + 16, block, ids, KTRACE_OPEN_MAGIC, 0u, active_);
+  }
+
+  __device__ __forceinline__ ~Context() { flush(); }
+
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  /// Writes the closing timer pair and the event count. Called by the
+  /// destructor; calling it earlier is allowed, later calls do nothing.
+  __device__ __forceinline__ void flush() {
+    const uint64_t gt = globaltimer();
+    const uint64_t clk = clock64();
+    store_v4_cs(slot_ + 32, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
+                (uint32_t)(clk >> 32), active_);
+    store_v4_cs(slot_ + 48, cnt_, KTRACE_FLUSH_MAGIC, 0u, 0u, active_);
+    active_ = false;
+  }
+
+  /// Records one event: `tag` is `region | type << 16`.
+  __device__ __forceinline__ void record(uint32_t tag) {
+    const uint32_t clk = clock32();
+    store_event(slot_ + sizeof(ktrace_slot_meta) + (uint64_t)(cnt_ & mask_) * sizeof(ktrace_event),
+                clk, tag, active_);
+    cnt_ += 1;
+  }
+
+ private:
+  uint64_t slot_;
+  uint32_t cnt_;
+  uint32_t mask_;
+  bool active_;
+};
+
+/// Ends a region when it goes out of scope (KTRACE_SCOPE).
+class Scope {
+ public:
+  __device__ __forceinline__ Scope(Context& ctx, uint32_t region) : ctx_(ctx), region_(region) {
+    ctx_.record(region_ | (KTRACE_EVENT_BEGIN << 16));
+  }
+  __device__ __forceinline__ ~Scope() { ctx_.record(region_ | (KTRACE_EVENT_END << 16)); }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  Context& ctx_;
+  uint32_t region_;
+};
+
+#else  // tracing off: nothing at all
+
+class Context {
+ public:
+  __device__ __forceinline__ explicit Context(const ktrace_arg&) {}
+  __device__ __forceinline__ void flush() {}
+};
+
+#endif  // KTRACE_ON
+
+}  // namespace ktrace
+
+#if KTRACE_ON
+
+// The region id of a string literal, checked at compile time.
+#define KTRACE_ID_(var, name)                                                      \
+  constexpr uint32_t var = ::ktrace_regions::lookup(name);                         \
+  static_assert(var != KTRACE_REGION_UNKNOWN,                                      \
+                "ktrace: region " #name " is not in the region table; "            \
+                "ktrace-build scans the sources given to Build::kernel_dir/kernel "  \
+                "and found no marker with this name")
+
+#define KTRACE_REC_(name, type)                          \
+  do {                                                   \
+    KTRACE_ID_(ktrace_id_, name);                        \
+    ktrace_ctx.record(ktrace_id_ | ((type) << 16));      \
+  } while (0)
+#define KTRACE_REC_IF_(cond, name, type)                 \
+  do {                                                   \
+    KTRACE_ID_(ktrace_id_, name);                        \
+    if (cond) ktrace_ctx.record(ktrace_id_ | ((type) << 16)); \
+  } while (0)
+
+/// Opens the calling warp's context, named `ktrace_ctx`, from a `ktrace_arg`.
+#define KTRACE_OPEN(arg) ::ktrace::Context ktrace_ctx(arg)
+/// Writes the closing timers and count now (the destructor does it otherwise).
+#define KTRACE_FLUSH() ktrace_ctx.flush()
+/// Begin, end and mark (instant) events of the region `name`.
+#define KTRACE_B(name) KTRACE_REC_(name, KTRACE_EVENT_BEGIN)
+#define KTRACE_E(name) KTRACE_REC_(name, KTRACE_EVENT_END)
+#define KTRACE_M(name) KTRACE_REC_(name, KTRACE_EVENT_MARK)
+/// The same, recorded only when the warp-uniform `cond` holds.
+#define KTRACE_B_IF(cond, name) KTRACE_REC_IF_(cond, name, KTRACE_EVENT_BEGIN)
+#define KTRACE_E_IF(cond, name) KTRACE_REC_IF_(cond, name, KTRACE_EVENT_END)
+#define KTRACE_M_IF(cond, name) KTRACE_REC_IF_(cond, name, KTRACE_EVENT_MARK)
+/// Begins `name` now and ends it when the enclosing scope closes.
+#define KTRACE_SCOPE(name)                                          \
+  KTRACE_ID_(KTRACE_CAT(ktrace_scope_id_, __LINE__), name);         \
+  ::ktrace::Scope KTRACE_CAT(ktrace_scope_, __LINE__)(ktrace_ctx,   \
+                                                      KTRACE_CAT(ktrace_scope_id_, __LINE__))
+
+#else
+
+#define KTRACE_OPEN(arg) ::ktrace::Context ktrace_ctx(arg)
+#define KTRACE_FLUSH() ((void)0)
+#define KTRACE_B(name) ((void)0)
+#define KTRACE_E(name) ((void)0)
+#define KTRACE_M(name) ((void)0)
+#define KTRACE_B_IF(cond, name) ((void)0)
+#define KTRACE_E_IF(cond, name) ((void)0)
+#define KTRACE_M_IF(cond, name) ((void)0)
+#define KTRACE_SCOPE(name) ((void)0)
+
+#endif  // KTRACE_ON
+
+#endif  // KTRACE_CUH

@@ -1,0 +1,81 @@
+/* ktrace buffer layout: the single declaration shared by the device header
+ * (ktrace.cuh) and the Rust decoder (ktrace-runtime, checked against this file
+ * by its `layout` test). Plain C, so C, C++, CUDA and bindgen all read it.
+ *
+ * The device buffer is an array of slots, one per traced warp:
+ *
+ *   slot s = [ ktrace_slot_meta (64 B) | ktrace_event[cap] (8 B each) ]
+ *
+ * Slot index = block_slot * warps_traced + warp_slot, where block_slot counts
+ * the traced blocks (linear block index / block_stride) and warp_slot counts
+ * the traced warps of a block below this one (popcount of the warp mask).
+ * Everything is little-endian, as the device writes it.
+ */
+#ifndef KTRACE_LAYOUT_H
+#define KTRACE_LAYOUT_H
+
+#ifdef __cplusplus
+#include <cstdint>
+#else
+#include <stdint.h>
+#endif
+
+/* Bumped whenever anything in this file changes meaning. */
+#define KTRACE_LAYOUT_VERSION 1u
+
+/* Event types (the 16-bit `type` field of an event). */
+#define KTRACE_EVENT_BEGIN 0u
+#define KTRACE_EVENT_END 1u
+#define KTRACE_EVENT_MARK 2u
+
+/* Written to `open_magic` when a warp opens its context, and to `flush_magic`
+ * when it flushes. A zeroed slot was never opened; an opened slot without the
+ * flush magic belongs to a warp that never flushed (trap, early exit). */
+#define KTRACE_OPEN_MAGIC 0x4f52544bu  /* "KTRO" */
+#define KTRACE_FLUSH_MAGIC 0x4652544bu /* "KTRF" */
+
+/* Region id that no region has: the generated table's "unknown name". */
+#define KTRACE_REGION_UNKNOWN 0xffffu
+
+/* Smallest and largest per-warp event capacity (a power of two). */
+#define KTRACE_MIN_CAP 32u
+#define KTRACE_MAX_CAP (1u << 24)
+
+/* Per-slot metadata, 64 bytes. The first half is written at open, the
+ * second half at flush, each with two 16-byte stores. */
+typedef struct ktrace_slot_meta {
+  uint64_t init_globaltimer;  /*  0: %globaltimer at open (ns)              */
+  uint64_t init_clock64;      /*  8: %clock64 at open (SM cycles)           */
+  uint32_t block_linear;      /* 16: x + y*gx + z*gx*gy, all 32 bits        */
+  uint16_t warp;              /* 20: warp index within the block            */
+  uint16_t smid;              /* 22: %smid                                  */
+  uint32_t open_magic;        /* 24: KTRACE_OPEN_MAGIC once opened          */
+  uint32_t reserved0;         /* 28: zero                                   */
+  uint64_t final_globaltimer; /* 32: %globaltimer at flush (ns)             */
+  uint64_t final_clock64;     /* 40: %clock64 at flush                      */
+  uint32_t count;             /* 48: events recorded, may exceed the cap    */
+  uint32_t flush_magic;       /* 52: KTRACE_FLUSH_MAGIC once flushed        */
+  uint64_t reserved1;         /* 56: zero                                   */
+} ktrace_slot_meta;
+
+/* One event, 8 bytes, written as one v2.u32 store: {clock, region | type<<16}. */
+typedef struct ktrace_event {
+  uint32_t clock;  /* raw 32-bit %clock */
+  uint16_t region; /* id from the generated region table */
+  uint16_t type;   /* KTRACE_EVENT_* */
+} ktrace_event;
+
+/* The one kernel parameter that carries tracing into a kernel, passed by
+ * value. `buffer == 0` means tracing is off for this launch. Built by the
+ * host (ktrace-runtime's TraceSession::arg). */
+typedef struct ktrace_arg {
+  uint64_t buffer;       /* device address of slot 0, or 0                     */
+  uint32_t warp_mask;    /* bit w set: warp w of a traced block is traced      */
+  uint32_t warps_traced; /* popcount(warp_mask) over the block's warps         */
+  uint32_t block_stride; /* trace blocks whose linear index % stride == 0 (>=1)*/
+  uint32_t blocks_traced;/* traced blocks with a slot; later ones are skipped  */
+  uint32_t cap_log2;     /* per-warp capacity is 1 << cap_log2                 */
+  uint32_t launch;       /* launch index within the session (informational)    */
+} ktrace_arg;
+
+#endif /* KTRACE_LAYOUT_H */

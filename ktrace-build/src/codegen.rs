@@ -1,0 +1,107 @@
+//! Rendering the generated C++ header and Rust file from the templates.
+//!
+//! Pure functions from the region table (and the list of built modules) to
+//! text; writing the text is left to the caller.
+
+use handlebars::Handlebars;
+use serde::Serialize;
+
+use crate::regions::RegionTable;
+
+/// Template of the C++ region header.
+pub const REGIONS_HEADER_TEMPLATE: &str = include_str!("../templates/ktrace_regions.h.hbs");
+/// Template of the Rust file.
+pub const RUST_TEMPLATE: &str = include_str!("../templates/ktrace.rs.hbs");
+
+/// Name of the generated C++ header, included by `ktrace.cuh`.
+pub const REGIONS_HEADER_NAME: &str = "ktrace_regions.h";
+/// Name of the generated Rust file, in `OUT_DIR`.
+pub const RUST_FILE_NAME: &str = "ktrace.rs";
+
+/// A compiled kernel module, as the Rust file describes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModuleEntry {
+    /// Module name: the source file's stem.
+    pub name: String,
+    /// The Rust constant: the stem in upper snake case.
+    pub const_name: String,
+    /// The source, for the doc comment.
+    pub source: String,
+    /// The architectures, for the doc comment.
+    pub archs: String,
+    /// Path of the traced image, as a Rust string literal (quoted).
+    pub traced_path: String,
+    /// Path of the untraced image, as a Rust string literal (quoted).
+    pub untraced_path: String,
+}
+
+#[derive(Serialize)]
+struct Context<'a> {
+    version: &'static str,
+    regions: &'a [crate::regions::Region],
+    region_count: usize,
+    files: &'a [String],
+    file_count: usize,
+    modules: &'a [ModuleEntry],
+}
+
+fn engine() -> Handlebars<'static> {
+    let mut hb = Handlebars::new();
+    hb.set_strict_mode(true);
+    hb.register_escape_fn(handlebars::no_escape);
+    hb
+}
+
+fn render(template: &str, ctx: &Context<'_>) -> Result<String, String> {
+    engine()
+        .render_template(template, ctx)
+        .map_err(|e| format!("rendering a ktrace template failed: {e}"))
+}
+
+/// Renders the C++ header that maps each region name to its id.
+pub fn regions_header(table: &RegionTable, files: &[String]) -> Result<String, String> {
+    render(
+        REGIONS_HEADER_TEMPLATE,
+        &Context {
+            version: env!("CARGO_PKG_VERSION"),
+            regions: table.regions(),
+            region_count: table.len(),
+            files,
+            file_count: files.len(),
+            modules: &[],
+        },
+    )
+}
+
+/// Renders the Rust file with the region table and the embedded modules.
+pub fn rust_file(table: &RegionTable, modules: &[ModuleEntry]) -> Result<String, String> {
+    render(
+        RUST_TEMPLATE,
+        &Context {
+            version: env!("CARGO_PKG_VERSION"),
+            regions: table.regions(),
+            region_count: table.len(),
+            files: &[],
+            file_count: 0,
+            modules,
+        },
+    )
+}
+
+/// The Rust constant name for a module: `my-kernel` → `MY_KERNEL`.
+pub fn const_name(stem: &str) -> String {
+    let mut s: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, '_');
+    }
+    s
+}

@@ -1,0 +1,261 @@
+//! Finding nvcc, checking architectures and building nvcc command lines.
+//!
+//! The command lines are plain data ([`NvccJob::args`]) so they can be tested
+//! without a compiler; [`run`] is the thin layer that executes one.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::env;
+
+/// Architectures nvcc 12/13 knows, without the `sm_` prefix or suffix.
+pub const KNOWN_ARCHS: &[u32] = &[
+    50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121,
+];
+
+/// Default architecture: Hopper (H100, H200).
+pub const DEFAULT_ARCH: &str = "sm_90";
+
+/// Flags every kernel is compiled with, before the user's own.
+///
+/// `-std=c++17` for the compile-time region lookup; `-O3` for the device
+/// code; `-DNDEBUG` because device asserts change the code (and make ptxas
+/// serialise wgmma); `--expt-relaxed-constexpr` so constexpr host helpers
+/// (CUTLASS, CuTe, the region table) can be used in device code.
+pub const BASE_FLAGS: &[&str] = &["-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr"];
+
+/// A checked GPU architecture such as `sm_90a`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arch {
+    number: u32,
+    suffix: String,
+}
+
+impl Arch {
+    /// Parses `sm_90`, `sm_90a`, `sm_100f`, `compute_90` or `90`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        let body = t
+            .strip_prefix("sm_")
+            .or_else(|| t.strip_prefix("compute_"))
+            .unwrap_or(t);
+        let digits: String = body.chars().take_while(|c| c.is_ascii_digit()).collect();
+        let suffix = &body[digits.len()..];
+        let number: u32 = digits.parse().map_err(|_| bad_arch(s))?;
+        if !matches!(suffix, "" | "a" | "f") || !KNOWN_ARCHS.contains(&number) {
+            return Err(bad_arch(s));
+        }
+        Ok(Self {
+            number,
+            suffix: suffix.to_string(),
+        })
+    }
+
+    /// `sm_90a`.
+    pub fn sm(&self) -> String {
+        format!("sm_{}{}", self.number, self.suffix)
+    }
+
+    /// `-gencode=arch=compute_90a,code=sm_90a`.
+    pub fn gencode(&self) -> String {
+        format!(
+            "-gencode=arch=compute_{n}{s},code=sm_{n}{s}",
+            n = self.number,
+            s = self.suffix
+        )
+    }
+}
+
+fn bad_arch(s: &str) -> String {
+    let known: Vec<String> = KNOWN_ARCHS.iter().map(|n| format!("sm_{n}")).collect();
+    format!(
+        "unknown GPU architecture {s:?}; expected sm_NN with an optional `a` or `f` suffix, \
+         one of {} (sm_90a for wgmma on Hopper)",
+        known.join(", ")
+    )
+}
+
+/// Where nvcc was looked for, in order, and what was found.
+#[derive(Debug, Clone)]
+pub struct NvccSearch {
+    /// Each place tried, as `what: path`.
+    pub tried: Vec<String>,
+    /// The first that exists.
+    pub found: Option<PathBuf>,
+}
+
+fn exe(name: &str) -> String {
+    if cfg!(windows) {
+        format!("{name}.exe")
+    } else {
+        name.to_string()
+    }
+}
+
+/// Looks for nvcc: `NVCC`, then `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`
+/// (`<dir>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`.
+pub fn find_nvcc() -> NvccSearch {
+    let mut tried = Vec::new();
+    let mut found = None;
+    let mut consider = |what: String, path: PathBuf, tried: &mut Vec<String>| {
+        tried.push(format!("{what}: {}", path.display()));
+        if found.is_none() && path.is_file() {
+            found = Some(path);
+        }
+    };
+    match env::get("NVCC") {
+        Some(v) => consider("NVCC".into(), PathBuf::from(v), &mut tried),
+        None => tried.push("NVCC: not set".into()),
+    }
+    for var in ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"] {
+        match env::get(var) {
+            Some(v) => consider(
+                var.into(),
+                PathBuf::from(v).join("bin").join(exe("nvcc")),
+                &mut tried,
+            ),
+            None => tried.push(format!("{var}: not set")),
+        }
+    }
+    match env::get("PATH") {
+        Some(path) => {
+            let hit = std::env::split_paths(&path)
+                .map(|d| d.join(exe("nvcc")))
+                .find(|p| p.is_file());
+            match hit {
+                Some(p) => consider("PATH".into(), p, &mut tried),
+                None => tried.push("PATH: no nvcc in any of its directories".into()),
+            }
+        }
+        None => tried.push("PATH: not set".into()),
+    }
+    consider(
+        "default".into(),
+        PathBuf::from("/usr/local/cuda/bin").join(exe("nvcc")),
+        &mut tried,
+    );
+    NvccSearch { tried, found }
+}
+
+/// The CUDA toolkit root of an nvcc binary (`<root>/bin/nvcc`).
+pub fn toolkit_root(nvcc: &Path) -> Option<PathBuf> {
+    nvcc.parent()?.parent().map(Path::to_path_buf)
+}
+
+/// Which build of a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// `-DKTRACE_ENABLED=1`: markers record.
+    Traced,
+    /// Markers compile to nothing.
+    Untraced,
+}
+
+impl Variant {
+    /// `traced` or `untraced`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Variant::Traced => "traced",
+            Variant::Untraced => "untraced",
+        }
+    }
+}
+
+/// One nvcc invocation that turns a `.cu` file into a cubin or fatbin.
+#[derive(Debug, Clone)]
+pub struct NvccJob {
+    /// The source.
+    pub source: PathBuf,
+    /// The image to write.
+    pub output: PathBuf,
+    /// Traced or not.
+    pub variant: Variant,
+    /// Target architectures (one gives a cubin, several a fatbin).
+    pub archs: Vec<Arch>,
+    /// Include directories (the device headers and the generated header first).
+    pub includes: Vec<PathBuf>,
+    /// `-D` definitions.
+    pub defines: Vec<(String, Option<String>)>,
+    /// Extra flags, after the base flags.
+    pub flags: Vec<String>,
+}
+
+impl NvccJob {
+    /// The arguments after the nvcc path.
+    pub fn args(&self) -> Vec<String> {
+        let mut a = Vec::new();
+        a.push(if self.archs.len() == 1 { "-cubin" } else { "-fatbin" }.to_string());
+        for arch in &self.archs {
+            a.push(arch.gencode());
+        }
+        a.extend(BASE_FLAGS.iter().map(|s| s.to_string()));
+        if self.variant == Variant::Traced {
+            a.push("-DKTRACE_ENABLED=1".into());
+        }
+        for inc in &self.includes {
+            a.push(format!("-I{}", inc.display()));
+        }
+        for (k, v) in &self.defines {
+            a.push(match v {
+                Some(v) => format!("-D{k}={v}"),
+                None => format!("-D{k}"),
+            });
+        }
+        a.extend(self.flags.iter().cloned());
+        a.push("-o".into());
+        a.push(self.output.display().to_string());
+        a.push(self.source.display().to_string());
+        a
+    }
+}
+
+/// What a failed nvcc run said.
+#[derive(Debug, Clone)]
+pub struct NvccFailure {
+    /// The command line, for reproducing.
+    pub command: String,
+    /// nvcc's stderr and stdout (its messages carry file and line).
+    pub output: String,
+    /// Exit status, or the error that kept it from starting.
+    pub status: String,
+}
+
+/// Runs one job with `nvcc`. Returns nvcc's messages (warnings, `-Xptxas -v`).
+pub fn run(nvcc: &Path, job: &NvccJob) -> Result<String, NvccFailure> {
+    let args = job.args();
+    let command = std::iter::once(nvcc.display().to_string())
+        .chain(args.iter().map(|a| shell_quote(a)))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = Command::new(nvcc).args(&args).output();
+    match out {
+        Err(e) => Err(NvccFailure {
+            command,
+            output: String::new(),
+            status: format!("could not start: {e}"),
+        }),
+        Ok(o) => {
+            let mut text = String::from_utf8_lossy(&o.stderr).into_owned();
+            text.push_str(&String::from_utf8_lossy(&o.stdout));
+            if o.status.success() {
+                Ok(text)
+            } else {
+                Err(NvccFailure {
+                    command,
+                    output: text,
+                    status: o.status.to_string(),
+                })
+            }
+        }
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_=./,:+@".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}

@@ -1,0 +1,437 @@
+//! Finding trace markers in CUDA sources.
+//!
+//! [`scan_source`] is a small C/C++ lexer: it skips comments, string and
+//! character literals (raw strings too) and line continuations, and reports
+//! every marker macro invocation with the region name it names. It never
+//! runs the preprocessor, so a marker must name its region with one plain
+//! string literal.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The marker macros whose argument is a region name.
+pub const MARKERS: &[&str] = &[
+    "KTRACE_B",
+    "KTRACE_E",
+    "KTRACE_M",
+    "KTRACE_SCOPE",
+    "KTRACE_B_IF",
+    "KTRACE_E_IF",
+    "KTRACE_M_IF",
+];
+
+/// Longest region name accepted, in bytes.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// One marker found in a source file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marker {
+    /// The macro, e.g. `KTRACE_B`.
+    pub macro_name: &'static str,
+    /// The region name (the literal's contents).
+    pub name: String,
+    /// 1-based line of the macro name.
+    pub line: usize,
+    /// Byte range of the whole invocation, from the macro name to its `)`.
+    pub span: std::ops::Range<usize>,
+}
+
+/// A marker that is not acceptable, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanError {
+    /// The file, as given to the scanner.
+    pub file: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// What is wrong and what to do about it.
+    pub message: String,
+}
+
+impl fmt::Display for ScanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.file.display(), self.line, self.message)
+    }
+}
+
+impl std::error::Error for ScanError {}
+
+/// Whether `c` may appear in a region name. Names become C string literals,
+/// JSON strings and Perfetto track names, so they are kept to printable
+/// ASCII without quotes, backslashes or control characters.
+pub fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || " _-.:/+#@<>[]()=,".contains(c)
+}
+
+/// Checks a region name, returning what is wrong with it.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("region name is empty; give the region a name, e.g. KTRACE_B(\"load\")".into());
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Err(format!(
+            "region name \"{}…\" is {} bytes long; the limit is {MAX_NAME_LEN}",
+            &name[..name.char_indices().nth(24).map_or(name.len(), |(i, _)| i)],
+            name.len()
+        ));
+    }
+    if name.starts_with(' ') || name.ends_with(' ') {
+        return Err(format!(
+            "region name \"{name}\" starts or ends with a space; remove it"
+        ));
+    }
+    if let Some(bad) = name.chars().find(|&c| !is_name_char(c)) {
+        return Err(format!(
+            "region name \"{}\" contains {bad:?}, which cannot appear in a track name; \
+             use ASCII letters, digits, spaces and {}",
+            name.escape_default(),
+            " _-.:/+#@<>[]()=,".trim()
+        ));
+    }
+    Ok(())
+}
+
+struct Lexer<'a> {
+    src: &'a [u8],
+    pos: usize,
+    line: usize,
+}
+
+impl<'a> Lexer<'a> {
+    fn peek(&self, ahead: usize) -> Option<u8> {
+        self.src.get(self.pos + ahead).copied()
+    }
+
+    fn bump(&mut self) -> Option<u8> {
+        let c = self.peek(0)?;
+        self.pos += 1;
+        if c == b'\n' {
+            self.line += 1;
+        }
+        Some(c)
+    }
+
+    /// Skips whitespace, comments and line continuations. Returns an error
+    /// line for an unterminated block comment.
+    fn skip_trivia(&mut self) -> Result<(), (usize, String)> {
+        loop {
+            match (self.peek(0), self.peek(1)) {
+                (Some(c), _) if c.is_ascii_whitespace() => {
+                    self.bump();
+                }
+                (Some(b'\\'), Some(b'\n')) => {
+                    self.bump();
+                    self.bump();
+                }
+                (Some(b'\\'), Some(b'\r')) if self.peek(2) == Some(b'\n') => {
+                    self.pos += 2;
+                    self.bump();
+                }
+                (Some(b'/'), Some(b'/')) => {
+                    // A line comment ends at a newline not escaped by '\'.
+                    while let Some(c) = self.peek(0) {
+                        if c == b'\n' {
+                            break;
+                        }
+                        if c == b'\\' && self.peek(1) == Some(b'\n') {
+                            self.bump();
+                        }
+                        self.bump();
+                    }
+                }
+                (Some(b'/'), Some(b'*')) => {
+                    let start = self.line;
+                    self.pos += 2;
+                    loop {
+                        match self.peek(0) {
+                            None => return Err((start, "unterminated /* comment".into())),
+                            Some(b'*') if self.peek(1) == Some(b'/') => {
+                                self.pos += 2;
+                                break;
+                            }
+                            _ => {
+                                self.bump();
+                            }
+                        }
+                    }
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// Reads a quoted literal starting at the opening quote `q`; returns its
+    /// raw contents (escapes kept).
+    fn quoted(&mut self, q: u8) -> Result<String, (usize, String)> {
+        let start = self.line;
+        self.bump();
+        let mut out = Vec::new();
+        loop {
+            match self.peek(0) {
+                None | Some(b'\n') => {
+                    let what = if q == b'"' { "string" } else { "character" };
+                    return Err((start, format!("unterminated {what} literal")));
+                }
+                Some(c) if c == q => {
+                    self.bump();
+                    return Ok(String::from_utf8_lossy(&out).into_owned());
+                }
+                Some(b'\\') => {
+                    out.push(b'\\');
+                    self.bump();
+                    if let Some(c) = self.bump() {
+                        out.push(c);
+                    }
+                }
+                Some(c) => {
+                    out.push(c);
+                    self.bump();
+                }
+            }
+        }
+    }
+
+    /// Skips a raw string literal `R"delim( ... )delim"`; `pos` is at `"`.
+    fn raw_string(&mut self) -> Result<(), (usize, String)> {
+        let start = self.line;
+        self.bump();
+        let open = self.pos;
+        while let Some(c) = self.peek(0) {
+            if c == b'(' {
+                break;
+            }
+            self.bump();
+        }
+        let delim = self.src[open..self.pos].to_vec();
+        let mut close = vec![b')'];
+        close.extend_from_slice(&delim);
+        close.push(b'"');
+        while self.pos < self.src.len() {
+            if self.src[self.pos..].starts_with(&close) {
+                self.pos += close.len();
+                return Ok(());
+            }
+            self.bump();
+        }
+        Err((start, "unterminated raw string literal".into()))
+    }
+
+    fn ident(&mut self) -> &'a str {
+        let start = self.pos;
+        while let Some(c) = self.peek(0) {
+            if c.is_ascii_alphanumeric() || c == b'_' {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+        std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("")
+    }
+}
+
+fn is_ident_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_'
+}
+
+/// Scans one source text. `file` is used only in error messages.
+///
+/// Returns every marker in source order, or every bad marker found.
+pub fn scan_source(file: &Path, src: &str) -> Result<Vec<Marker>, Vec<ScanError>> {
+    let mut lx = Lexer {
+        src: src.as_bytes(),
+        pos: 0,
+        line: 1,
+    };
+    let mut markers = Vec::new();
+    let mut errors = Vec::new();
+    let err = |line: usize, message: String| ScanError {
+        file: file.to_path_buf(),
+        line,
+        message,
+    };
+    loop {
+        if let Err((line, m)) = lx.skip_trivia() {
+            errors.push(err(line, m));
+            break;
+        }
+        let Some(c) = lx.peek(0) else { break };
+        if c == b'"' {
+            if let Err((line, m)) = lx.quoted(b'"') {
+                errors.push(err(line, m));
+                break;
+            }
+        } else if c == b'\'' {
+            // A digit separator (1'000) is not a literal: it follows a digit
+            // inside a number, which the number branch below consumes.
+            if let Err((line, m)) = lx.quoted(b'\'') {
+                errors.push(err(line, m));
+                break;
+            }
+        } else if c.is_ascii_digit() {
+            while let Some(c) = lx.peek(0) {
+                if c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || c == b'\'' {
+                    lx.pos += 1;
+                } else {
+                    break;
+                }
+            }
+        } else if is_ident_start(c) {
+            let line = lx.line;
+            let start = lx.pos;
+            let id = lx.ident();
+            // Encoding prefixes of literals: R"..", u8"..", L'x' and so on.
+            if lx.peek(0) == Some(b'"') && id.ends_with('R') && is_raw_prefix(id) {
+                if let Err((line, m)) = lx.raw_string() {
+                    errors.push(err(line, m));
+                    break;
+                }
+                continue;
+            }
+            if matches!(id, "u8" | "u" | "U" | "L") && matches!(lx.peek(0), Some(b'"' | b'\'')) {
+                continue;
+            }
+            if let Some(&macro_name) = MARKERS.iter().find(|&&m| m == id) {
+                match marker_args(&mut lx, macro_name) {
+                    Ok(Some(name)) => match check_name(&name) {
+                        Ok(()) => markers.push(Marker {
+                            macro_name,
+                            name,
+                            line,
+                            span: start..lx.pos,
+                        }),
+                        Err(m) => errors.push(err(line, format!("{macro_name}: {m}"))),
+                    },
+                    Ok(None) => {}
+                    Err((l, m)) => {
+                        errors.push(err(l.max(line), format!("{macro_name}: {m}")));
+                        if m.starts_with("unterminated") {
+                            break;
+                        }
+                    }
+                }
+            }
+        } else {
+            lx.bump();
+        }
+    }
+    if errors.is_empty() {
+        Ok(markers)
+    } else {
+        Err(errors)
+    }
+}
+
+fn is_raw_prefix(id: &str) -> bool {
+    matches!(id, "R" | "u8R" | "uR" | "UR" | "LR")
+}
+
+/// Parses the arguments of a marker whose name has just been read. Returns
+/// `None` when the identifier is not invoked (e.g. `#ifdef KTRACE_B`).
+fn marker_args(lx: &mut Lexer<'_>, macro_name: &str) -> Result<Option<String>, (usize, String)> {
+    lx.skip_trivia()?;
+    if lx.peek(0) != Some(b'(') {
+        return Ok(None);
+    }
+    let open_line = lx.line;
+    lx.bump();
+    if macro_name.ends_with("_IF") {
+        // Skip the condition: everything up to the first top-level comma.
+        let mut depth = 0usize;
+        loop {
+            lx.skip_trivia()?;
+            match lx.peek(0) {
+                None => return Err((open_line, "unterminated marker: missing ')'".into())),
+                Some(b'"') => {
+                    lx.quoted(b'"')?;
+                }
+                Some(b'\'') => {
+                    lx.quoted(b'\'')?;
+                }
+                Some(b'(' | b'[' | b'{') => {
+                    depth += 1;
+                    lx.bump();
+                }
+                Some(b')' | b']' | b'}') => {
+                    if depth == 0 {
+                        return Err((
+                            lx.line,
+                            "expects a condition and a region name, e.g. \
+                             KTRACE_B_IF(i % 16 == 0, \"load\")"
+                                .into(),
+                        ));
+                    }
+                    depth -= 1;
+                    lx.bump();
+                }
+                Some(b',') if depth == 0 => {
+                    lx.bump();
+                    break;
+                }
+                Some(_) => {
+                    lx.bump();
+                }
+            }
+        }
+    }
+    lx.skip_trivia()?;
+    let arg_line = lx.line;
+    let not_literal = || {
+        (
+            arg_line,
+            "the region name must be one plain string literal, e.g. KTRACE_B(\"load\"); \
+             names are read from the source at build time, so a variable, a macro or a \
+             concatenation cannot be used"
+                .to_string(),
+        )
+    };
+    if lx.peek(0) != Some(b'"') {
+        return Err(not_literal());
+    }
+    let name = lx.quoted(b'"')?;
+    lx.skip_trivia()?;
+    if lx.peek(0) != Some(b')') {
+        return Err(not_literal());
+    }
+    lx.bump();
+    if name.contains('\\') {
+        return Err((
+            arg_line,
+            format!(
+                "region name \"{name}\" contains an escape sequence; use plain characters"
+            ),
+        ));
+    }
+    Ok(Some(name))
+}
+
+/// A scanned source file.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The path as found.
+    pub path: PathBuf,
+    /// Its markers in source order.
+    pub markers: Vec<Marker>,
+}
+
+/// Whether a path names a CUDA source or header.
+pub fn is_cuda_source(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("cu" | "cuh")
+    )
+}
+
+/// Lists the `.cu`/`.cuh` files under `dir`, sorted, following no symlinked
+/// directories out of the tree.
+pub fn find_sources(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry = entry.map_err(|e| {
+            e.into_io_error()
+                .unwrap_or_else(|| std::io::Error::other("walk error"))
+        })?;
+        if entry.file_type().is_file() && is_cuda_source(entry.path()) {
+            out.push(entry.path().to_path_buf());
+        }
+    }
+    Ok(out)
+}

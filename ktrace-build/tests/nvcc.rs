@@ -1,0 +1,229 @@
+//! Builds with a real nvcc (skipped with a message when none is found and
+//! `KTRACE_REQUIRE_NVCC` is unset; scripts/test.sh sets it) and with a fake
+//! one that records its command line.
+
+use std::path::{Path, PathBuf};
+
+use ktrace_build::{Build, Error};
+
+fn real_nvcc() -> Option<PathBuf> {
+    let found = ktrace_build::nvcc::find_nvcc().found;
+    if found.is_none() {
+        assert!(
+            ktrace_build::env::get("KTRACE_REQUIRE_NVCC").is_none(),
+            "KTRACE_REQUIRE_NVCC is set but no nvcc was found"
+        );
+        eprintln!("skipped: no nvcc found (run scripts/setup-cuda.sh and source .cuda/env.sh)");
+    }
+    found
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const GOOD: &str = r#"
+#include <ktrace.cuh>
+extern "C" __global__ void scale(float* x, int n, ktrace_arg trace) {
+  KTRACE_OPEN(trace);
+  KTRACE_B("body");
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 2.0f;
+  KTRACE_E("body");
+  KTRACE_M_IF(n > 4, "tick");
+}
+"#;
+
+#[test]
+fn real_build_writes_both_images_and_the_tables() {
+    let Some(nvcc) = real_nvcc() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let kdir = tmp.path().join("kernels");
+    write(&kdir, "scale.cu", GOOD);
+    let out = tmp.path().join("out");
+    let o = Build::new()
+        .kernel_dir(&kdir)
+        .nvcc(&nvcc)
+        .out_dir(&out)
+        .ptxas_verbose(true)
+        .try_compile()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<_> = o.regions.regions().iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["body", "tick"]);
+    let (name, traced, untraced) = &o.modules[0];
+    assert_eq!(name, "scale");
+    let t = std::fs::read(traced).unwrap();
+    let u = std::fs::read(untraced).unwrap();
+    assert_eq!(&t[..4], b"\x7fELF", "cubin is an ELF image");
+    assert_eq!(&u[..4], b"\x7fELF");
+    assert_ne!(t, u, "traced and untraced images differ");
+    let rust = std::fs::read_to_string(&o.rust_file).unwrap();
+    assert!(rust.contains("pub const SCALE: ::ktrace_runtime::KernelModule"));
+    assert!(rust.contains("(0, \"body\")"));
+    // Register report of both variants.
+    for (src, variant, msg) in &o.nvcc_messages {
+        let line = msg.lines().find(|l| l.contains("Used")).unwrap_or("(no ptxas report)");
+        println!("{} {}: {}", src.display(), variant.as_str(), line.trim());
+        assert!(msg.contains("registers"), "ptxas -v report missing: {msg}");
+    }
+    // Unchanged inputs leave outputs untouched.
+    let before = std::fs::metadata(&o.rust_file).unwrap().modified().unwrap();
+    let stamp = std::fs::metadata(traced).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    Build::new()
+        .kernel_dir(&kdir)
+        .nvcc(&nvcc)
+        .out_dir(&out)
+        .ptxas_verbose(true)
+        .try_compile()
+        .unwrap();
+    assert_eq!(std::fs::metadata(&o.rust_file).unwrap().modified().unwrap(), before);
+    assert_eq!(std::fs::metadata(traced).unwrap().modified().unwrap(), stamp);
+}
+
+#[test]
+fn unknown_region_name_fails_to_compile_naming_it() {
+    let Some(nvcc) = real_nvcc() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let kdir = tmp.path().join("kernels");
+    // The header lives outside the scanned directories, so its name never
+    // reaches the table.
+    let inc = tmp.path().join("unscanned");
+    write(&inc, "helper.cuh", "__device__ inline void helper(ktrace::Context& ktrace_ctx) { KTRACE_M(\"not_in_table\"); }\n");
+    write(
+        &kdir,
+        "k.cu",
+        "#include <ktrace.cuh>\n#include \"helper.cuh\"\nextern \"C\" __global__ void k(ktrace_arg t) { KTRACE_OPEN(t); KTRACE_B(\"known\"); helper(ktrace_ctx); KTRACE_E(\"known\"); }\n",
+    );
+    let err = Build::new()
+        .kernel_dir(&kdir)
+        .include(&inc)
+        .nvcc(&nvcc)
+        .out_dir(tmp.path().join("out"))
+        .try_compile()
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, Error::Compile { variant: "traced", .. }), "{text}");
+    assert!(text.contains("\"not_in_table\" is not in the region table"), "{text}");
+    assert!(text.contains("helper.cuh(1)"), "nvcc's file and line are shown: {text}");
+}
+
+#[test]
+fn nvcc_errors_are_shown_with_file_and_line() {
+    let Some(nvcc) = real_nvcc() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let kdir = tmp.path().join("kernels");
+    write(&kdir, "broken.cu", "#include <ktrace.cuh>\n\n__global__ void k() { int x = ; }\n");
+    let err = Build::new()
+        .kernel_dir(&kdir)
+        .nvcc(&nvcc)
+        .out_dir(tmp.path().join("out"))
+        .try_compile()
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("ktrace: nvcc failed on"), "{text}");
+    assert!(text.contains("broken.cu(3): error"), "{text}");
+    assert!(text.contains("command: "), "{text}");
+}
+
+#[cfg(unix)]
+fn fake_nvcc(dir: &Path) -> (PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let log = dir.join("nvcc.log");
+    let script = format!(
+        "#!/bin/sh\necho \"$@\" >> '{}'\nout=\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=\"$2\"; fi; shift; done\nprintf 'IMAGE' > \"$out\"\n",
+        log.display()
+    );
+    let p = write(dir, "fake-nvcc", &script);
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (p, log)
+}
+
+#[cfg(unix)]
+#[test]
+fn command_lines_with_a_fake_nvcc() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (nvcc, log) = fake_nvcc(tmp.path());
+    let kdir = tmp.path().join("kernels");
+    write(&kdir, "a.cu", GOOD);
+    write(&kdir, "sub/b.cu", "KTRACE_M(\"b\");\n");
+    write(&kdir, "common.cuh", "KTRACE_M(\"from header\");\n");
+    let o = Build::new()
+        .kernel_dir(&kdir)
+        .arch("sm_90a")
+        .arch("sm_80")
+        .define("TILE", Some("128"))
+        .flag("-lineinfo")
+        .nvcc(&nvcc)
+        .out_dir(tmp.path().join("out"))
+        .try_compile()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = lines.lines().collect();
+    assert_eq!(lines.len(), 4, "two modules, two variants: {lines:?}");
+    for l in &lines {
+        assert!(l.starts_with("-fatbin -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,code=sm_80 -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr"), "{l}");
+        assert!(l.contains("-DTILE=128 -lineinfo -o "), "{l}");
+        assert!(l.contains("/ktrace/include"), "{l}");
+    }
+    assert_eq!(lines.iter().filter(|l| l.contains("-DKTRACE_ENABLED=1")).count(), 2);
+    let names: Vec<_> = o.regions.regions().iter().map(|r| r.name.clone()).collect();
+    assert_eq!(names, ["b", "body", "from header", "tick"]);
+    assert_eq!(o.modules.len(), 2);
+    assert!(o.modules[0].1.to_string_lossy().ends_with("a.traced.fatbin"));
+    assert_eq!(std::fs::read(&o.modules[1].2).unwrap(), b"IMAGE");
+}
+
+#[test]
+fn bad_markers_fail_before_nvcc_runs_and_name_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kdir = tmp.path().join("kernels");
+    write(&kdir, "k.cu", "\nKTRACE_B(name);\nKTRACE_E(\"\");\n");
+    let err = Build::new()
+        .kernel_dir(&kdir)
+        .nvcc("/nonexistent/nvcc")
+        .out_dir(tmp.path().join("out"))
+        .try_compile()
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with("ktrace: 2 bad trace markers:"), "{text}");
+    assert!(text.contains("k.cu:2: KTRACE_B: the region name must be one plain string literal"), "{text}");
+    assert!(text.contains("k.cu:3: KTRACE_E: region name is empty"), "{text}");
+}
+
+#[test]
+fn unknown_architectures_are_rejected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kdir = tmp.path().join("kernels");
+    write(&kdir, "k.cu", GOOD);
+    let err = Build::new()
+        .kernel_dir(&kdir)
+        .arch("sm_91")
+        .nvcc("/nonexistent/nvcc")
+        .out_dir(tmp.path().join("out"))
+        .try_compile()
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("unknown GPU architecture \"sm_91\""), "{text}");
+    assert!(text.contains("sm_90a for wgmma"), "{text}");
+    assert_eq!(ktrace_build::Arch::parse("90a").unwrap().sm(), "sm_90a");
+    assert!(ktrace_build::Arch::parse("sm_90b").is_err());
+}
+
+#[test]
+fn duplicate_module_names_are_rejected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kdir = tmp.path().join("kernels");
+    write(&kdir, "x/k.cu", GOOD);
+    write(&kdir, "y/k.cu", GOOD);
+    let err = Build::new()
+        .kernel_dir(&kdir)
+        .nvcc("/nonexistent/nvcc")
+        .out_dir(tmp.path().join("out"))
+        .try_compile()
+        .unwrap_err();
+    assert!(err.to_string().contains("both give the module name K"), "{err}");
+}
