@@ -3,9 +3,14 @@
 use std::ffi::OsString;
 
 /// Reads `name`, first telling Cargo to rerun the build script when it
-/// changes. Every variable ktrace-build reads goes through here.
+/// changes (when run by Cargo as a build script). Every variable
+/// ktrace-build reads goes through here.
 pub fn get(name: &str) -> Option<OsString> {
-    println!("cargo:rerun-if-env-changed={name}");
+    // Cargo sets TARGET only for build scripts; elsewhere (tests, tools) the
+    // line would be noise.
+    if cargo("TARGET").is_some() {
+        println!("cargo:rerun-if-env-changed={name}");
+    }
     #[allow(clippy::disallowed_methods)]
     std::env::var_os(name)
 }

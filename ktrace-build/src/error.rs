@@ -55,7 +55,10 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::NvccNotFound { tried } => {
-                writeln!(f, "ktrace: nvcc, the CUDA compiler, was not found. Looked in:")?;
+                writeln!(
+                    f,
+                    "ktrace: nvcc, the CUDA compiler, was not found. Looked in:"
+                )?;
                 for t in tried {
                     writeln!(f, "  {t}")?;
                 }

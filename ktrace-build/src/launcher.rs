@@ -22,11 +22,13 @@ pub(crate) struct LauncherBuild<'a> {
 }
 
 pub(crate) fn build(b: &LauncherBuild<'_>) -> Result<(), Error> {
+    // cc runs the nvcc that `NVCC` names and passes its own C++ compiler to
+    // it with -ccbin; point it at the nvcc found here.
+    std::env::set_var("NVCC", b.nvcc);
     for (variant, traced) in [("traced", true), ("untraced", false)] {
         let mut cc = cc::Build::new();
         cc.cuda(true)
             .cudart("static")
-            .compiler(b.nvcc)
             .out_dir(b.out_dir.join("ktrace").join(format!("launcher-{variant}")))
             .cargo_metadata(b.cargo)
             .warnings(false);

@@ -89,8 +89,14 @@ pub use regions::{Region, RegionTable};
 /// include path.
 pub const DEVICE_HEADERS: &[(&str, &str)] = &[
     ("ktrace.cuh", include_str!("../include/ktrace.cuh")),
-    ("ktrace_layout.h", include_str!("../include/ktrace_layout.h")),
-    ("ktrace_launcher.h", include_str!("../include/ktrace_launcher.h")),
+    (
+        "ktrace_layout.h",
+        include_str!("../include/ktrace_layout.h"),
+    ),
+    (
+        "ktrace_launcher.h",
+        include_str!("../include/ktrace_launcher.h"),
+    ),
 ];
 
 /// What a successful build produced.
@@ -260,7 +266,10 @@ impl Build {
                 println!("cargo:rerun-if-changed={}", here.join(t).display());
             }
             for (name, _) in DEVICE_HEADERS {
-                println!("cargo:rerun-if-changed={}", here.join("include").join(name).display());
+                println!(
+                    "cargo:rerun-if-changed={}",
+                    here.join("include").join(name).display()
+                );
             }
         }
 
@@ -283,7 +292,10 @@ impl Build {
         }
         for f in &self.kernels {
             if !f.is_file() {
-                return Err(Error::Config(format!("kernel source {} does not exist", f.display())));
+                return Err(Error::Config(format!(
+                    "kernel source {} does not exist",
+                    f.display()
+                )));
             }
             modules.push(f.clone());
             scanned.push(f.clone());
@@ -293,13 +305,15 @@ impl Build {
                 println!("cargo:rerun-if-changed={}", dir.display());
             }
             scanned.extend(
-                scan::find_sources(dir)
-                    .map_err(|e| io(format!("reading {}", dir.display()), e))?,
+                scan::find_sources(dir).map_err(|e| io(format!("reading {}", dir.display()), e))?,
             );
         }
         for f in self.launchers.iter().chain(&self.launcher_headers) {
             if !f.is_file() {
-                return Err(Error::Config(format!("launcher file {} does not exist", f.display())));
+                return Err(Error::Config(format!(
+                    "launcher file {} does not exist",
+                    f.display()
+                )));
             }
             scanned.push(f.clone());
         }
@@ -315,7 +329,8 @@ impl Build {
             if cargo {
                 println!("cargo:rerun-if-changed={}", path.display());
             }
-            let text = std::fs::read(path).map_err(|e| io(format!("reading {}", path.display()), e))?;
+            let text =
+                std::fs::read(path).map_err(|e| io(format!("reading {}", path.display()), e))?;
             let text = String::from_utf8_lossy(&text);
             match scan::scan_source(path, &text) {
                 Ok(markers) => sources.push(scan::SourceFile {
@@ -336,11 +351,18 @@ impl Build {
         }
         let file_names: Vec<String> = scanned.iter().map(|p| p.display().to_string()).collect();
         let header = codegen::regions_header(&table, &file_names).map_err(Error::Config)?;
-        write_if_changed(&include_dir.join(codegen::REGIONS_HEADER_NAME), header.as_bytes())?;
+        write_if_changed(
+            &include_dir.join(codegen::REGIONS_HEADER_NAME),
+            header.as_bytes(),
+        )?;
 
         // Architectures and compiler.
         let arch_list: Vec<String> = match env::get_string("KTRACE_CUDA_ARCH") {
-            Some(v) => v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+            Some(v) => v
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
             None if self.archs.is_empty() => vec![nvcc::DEFAULT_ARCH.to_string()],
             None => self.archs.clone(),
         };
@@ -363,7 +385,9 @@ impl Build {
             (Some(p), _) => Some(p.clone()),
             (None, true) => {
                 let search = nvcc::find_nvcc();
-                Some(search.found.ok_or(Error::NvccNotFound { tried: search.tried })?)
+                Some(search.found.ok_or(Error::NvccNotFound {
+                    tried: search.tried,
+                })?)
             }
         };
 
@@ -378,7 +402,10 @@ impl Build {
                 .ok_or_else(|| Error::Config(format!("{} has no usable file name", src.display())))?
                 .to_string();
             let const_name = codegen::const_name(&stem);
-            if let Some(prev) = entries.iter().find(|e: &&codegen::ModuleEntry| e.const_name == const_name) {
+            if let Some(prev) = entries
+                .iter()
+                .find(|e: &&codegen::ModuleEntry| e.const_name == const_name)
+            {
                 return Err(Error::Config(format!(
                     "kernel sources {} and {} both give the module name {const_name}; rename one",
                     prev.source,

@@ -184,7 +184,14 @@ impl NvccJob {
     /// The arguments after the nvcc path.
     pub fn args(&self) -> Vec<String> {
         let mut a = Vec::new();
-        a.push(if self.archs.len() == 1 { "-cubin" } else { "-fatbin" }.to_string());
+        a.push(
+            if self.archs.len() == 1 {
+                "-cubin"
+            } else {
+                "-fatbin"
+            }
+            .to_string(),
+        );
         for arch in &self.archs {
             a.push(arch.gencode());
         }

@@ -395,9 +395,7 @@ fn marker_args(lx: &mut Lexer<'_>, macro_name: &str) -> Result<Option<String>, (
     if name.contains('\\') {
         return Err((
             arg_line,
-            format!(
-                "region name \"{name}\" contains an escape sequence; use plain characters"
-            ),
+            format!("region name \"{name}\" contains an escape sequence; use plain characters"),
         ));
     }
     Ok(Some(name))
@@ -434,4 +432,79 @@ pub fn find_sources(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         }
     }
     Ok(out)
+}
+
+/// Byte ranges of every invocation `NAME(...)` of the given function-like
+/// macros in code (not in comments or literals), parentheses balanced.
+/// Used to delete markers and context macros from a source, e.g. to compare
+/// a kernel with its marker-free twin.
+pub fn invocations(src: &str, names: &[&str]) -> Vec<std::ops::Range<usize>> {
+    let mut lx = Lexer {
+        src: src.as_bytes(),
+        pos: 0,
+        line: 1,
+    };
+    let mut out = Vec::new();
+    while lx.skip_trivia().is_ok() {
+        let Some(c) = lx.peek(0) else { break };
+        if c == b'"' || c == b'\'' {
+            if lx.quoted(c).is_err() {
+                break;
+            }
+        } else if c.is_ascii_digit() {
+            while lx
+                .peek(0)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || c == b'\'')
+            {
+                lx.pos += 1;
+            }
+        } else if is_ident_start(c) {
+            let start = lx.pos;
+            let id = lx.ident();
+            if lx.peek(0) == Some(b'"') && is_raw_prefix(id) {
+                if lx.raw_string().is_err() {
+                    break;
+                }
+                continue;
+            }
+            if !names.contains(&id) {
+                continue;
+            }
+            if lx.skip_trivia().is_err() || lx.peek(0) != Some(b'(') {
+                continue;
+            }
+            let mut depth = 0usize;
+            loop {
+                if lx.skip_trivia().is_err() {
+                    return out;
+                }
+                match lx.peek(0) {
+                    None => return out,
+                    Some(q @ (b'"' | b'\'')) => {
+                        if lx.quoted(q).is_err() {
+                            return out;
+                        }
+                    }
+                    Some(b'(') => {
+                        depth += 1;
+                        lx.bump();
+                    }
+                    Some(b')') => {
+                        depth -= 1;
+                        lx.bump();
+                        if depth == 0 {
+                            out.push(start..lx.pos);
+                            break;
+                        }
+                    }
+                    Some(_) => {
+                        lx.bump();
+                    }
+                }
+            }
+        } else {
+            lx.bump();
+        }
+    }
+    out
 }

@@ -31,7 +31,10 @@ fn check(name: &str, actual: &str) {
         return;
     }
     let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!("{}: {e}; run with KTRACE_BLESS=1 to create it", path.display())
+        panic!(
+            "{}: {e}; run with KTRACE_BLESS=1 to create it",
+            path.display()
+        )
     });
     assert!(
         expected == actual,

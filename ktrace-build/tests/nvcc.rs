@@ -51,7 +51,12 @@ fn real_build_writes_both_images_and_the_tables() {
         .ptxas_verbose(true)
         .try_compile()
         .unwrap_or_else(|e| panic!("{e}"));
-    let names: Vec<_> = o.regions.regions().iter().map(|r| r.name.as_str()).collect();
+    let names: Vec<_> = o
+        .regions
+        .regions()
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
     assert_eq!(names, ["body", "tick"]);
     let (name, traced, untraced) = &o.modules[0];
     assert_eq!(name, "scale");
@@ -65,7 +70,10 @@ fn real_build_writes_both_images_and_the_tables() {
     assert!(rust.contains("(0, \"body\")"));
     // Register report of both variants.
     for (src, variant, msg) in &o.nvcc_messages {
-        let line = msg.lines().find(|l| l.contains("Used")).unwrap_or("(no ptxas report)");
+        let line = msg
+            .lines()
+            .find(|l| l.contains("Used"))
+            .unwrap_or("(no ptxas report)");
         println!("{} {}: {}", src.display(), variant.as_str(), line.trim());
         assert!(msg.contains("registers"), "ptxas -v report missing: {msg}");
     }
@@ -80,8 +88,14 @@ fn real_build_writes_both_images_and_the_tables() {
         .ptxas_verbose(true)
         .try_compile()
         .unwrap();
-    assert_eq!(std::fs::metadata(&o.rust_file).unwrap().modified().unwrap(), before);
-    assert_eq!(std::fs::metadata(traced).unwrap().modified().unwrap(), stamp);
+    assert_eq!(
+        std::fs::metadata(&o.rust_file).unwrap().modified().unwrap(),
+        before
+    );
+    assert_eq!(
+        std::fs::metadata(traced).unwrap().modified().unwrap(),
+        stamp
+    );
 }
 
 #[test]
@@ -106,9 +120,24 @@ fn unknown_region_name_fails_to_compile_naming_it() {
         .try_compile()
         .unwrap_err();
     let text = err.to_string();
-    assert!(matches!(err, Error::Compile { variant: "traced", .. }), "{text}");
-    assert!(text.contains("\"not_in_table\" is not in the region table"), "{text}");
-    assert!(text.contains("helper.cuh(1)"), "nvcc's file and line are shown: {text}");
+    assert!(
+        matches!(
+            err,
+            Error::Compile {
+                variant: "traced",
+                ..
+            }
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"not_in_table\" is not in the region table"),
+        "{text}"
+    );
+    assert!(
+        text.contains("helper.cuh(1)"),
+        "nvcc's file and line are shown: {text}"
+    );
 }
 
 #[test]
@@ -116,7 +145,11 @@ fn nvcc_errors_are_shown_with_file_and_line() {
     let Some(nvcc) = real_nvcc() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let kdir = tmp.path().join("kernels");
-    write(&kdir, "broken.cu", "#include <ktrace.cuh>\n\n__global__ void k() { int x = ; }\n");
+    write(
+        &kdir,
+        "broken.cu",
+        "#include <ktrace.cuh>\n\n__global__ void k() { int x = ; }\n",
+    );
     let err = Build::new()
         .kernel_dir(&kdir)
         .nvcc(&nvcc)
@@ -169,11 +202,20 @@ fn command_lines_with_a_fake_nvcc() {
         assert!(l.contains("-DTILE=128 -lineinfo -o "), "{l}");
         assert!(l.contains("/ktrace/include"), "{l}");
     }
-    assert_eq!(lines.iter().filter(|l| l.contains("-DKTRACE_ENABLED=1")).count(), 2);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.contains("-DKTRACE_ENABLED=1"))
+            .count(),
+        2
+    );
     let names: Vec<_> = o.regions.regions().iter().map(|r| r.name.clone()).collect();
     assert_eq!(names, ["b", "body", "from header", "tick"]);
     assert_eq!(o.modules.len(), 2);
-    assert!(o.modules[0].1.to_string_lossy().ends_with("a.traced.fatbin"));
+    assert!(o.modules[0]
+        .1
+        .to_string_lossy()
+        .ends_with("a.traced.fatbin"));
     assert_eq!(std::fs::read(&o.modules[1].2).unwrap(), b"IMAGE");
 }
 
@@ -190,8 +232,14 @@ fn bad_markers_fail_before_nvcc_runs_and_name_file_and_line() {
         .unwrap_err();
     let text = err.to_string();
     assert!(text.starts_with("ktrace: 2 bad trace markers:"), "{text}");
-    assert!(text.contains("k.cu:2: KTRACE_B: the region name must be one plain string literal"), "{text}");
-    assert!(text.contains("k.cu:3: KTRACE_E: region name is empty"), "{text}");
+    assert!(
+        text.contains("k.cu:2: KTRACE_B: the region name must be one plain string literal"),
+        "{text}"
+    );
+    assert!(
+        text.contains("k.cu:3: KTRACE_E: region name is empty"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -207,7 +255,10 @@ fn unknown_architectures_are_rejected() {
         .try_compile()
         .unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("unknown GPU architecture \"sm_91\""), "{text}");
+    assert!(
+        text.contains("unknown GPU architecture \"sm_91\""),
+        "{text}"
+    );
     assert!(text.contains("sm_90a for wgmma"), "{text}");
     assert_eq!(ktrace_build::Arch::parse("90a").unwrap().sm(), "sm_90a");
     assert!(ktrace_build::Arch::parse("sm_90b").is_err());
@@ -225,5 +276,8 @@ fn duplicate_module_names_are_rejected() {
         .out_dir(tmp.path().join("out"))
         .try_compile()
         .unwrap_err();
-    assert!(err.to_string().contains("both give the module name K"), "{err}");
+    assert!(
+        err.to_string().contains("both give the module name K"),
+        "{err}"
+    );
 }

@@ -19,8 +19,20 @@ fn missing_nvcc_lists_where_it_looked() {
         .try_compile()
         .unwrap_err();
     let text = err.to_string();
-    assert!(text.starts_with("ktrace: nvcc, the CUDA compiler, was not found."), "{text}");
-    for needle in ["NVCC: not set", "CUDA_HOME: not set", "CUDA_PATH: not set", "CUDA_ROOT: not set", "PATH: no nvcc", "default: /usr/local/cuda/bin/nvcc", "Set NVCC", "pip"] {
+    assert!(
+        text.starts_with("ktrace: nvcc, the CUDA compiler, was not found."),
+        "{text}"
+    );
+    for needle in [
+        "NVCC: not set",
+        "CUDA_HOME: not set",
+        "CUDA_PATH: not set",
+        "CUDA_ROOT: not set",
+        "PATH: no nvcc",
+        "default: /usr/local/cuda/bin/nvcc",
+        "Set NVCC",
+        "pip",
+    ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
 }

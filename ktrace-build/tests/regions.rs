@@ -27,10 +27,22 @@ fn ids_follow_sorted_names_whatever_the_file_order() {
     let b = file("b.cu", &["epilogue", "load"]);
     let t1 = RegionTable::from_sources(&[a.clone(), b.clone()]).unwrap();
     let t2 = RegionTable::from_sources(&[b, a]).unwrap();
-    let names: Vec<_> = t1.regions().iter().map(|r| (r.id, r.name.as_str())).collect();
+    let names: Vec<_> = t1
+        .regions()
+        .iter()
+        .map(|r| (r.id, r.name.as_str()))
+        .collect();
     assert_eq!(names, vec![(0, "epilogue"), (1, "load"), (2, "mma")]);
-    let ids2: Vec<_> = t2.regions().iter().map(|r| (r.id, r.name.clone())).collect();
-    let ids1: Vec<_> = t1.regions().iter().map(|r| (r.id, r.name.clone())).collect();
+    let ids2: Vec<_> = t2
+        .regions()
+        .iter()
+        .map(|r| (r.id, r.name.clone()))
+        .collect();
+    let ids1: Vec<_> = t1
+        .regions()
+        .iter()
+        .map(|r| (r.id, r.name.clone()))
+        .collect();
     assert_eq!(ids1, ids2);
     assert_eq!(t1.id("mma"), Some(2));
     assert_eq!(t1.id("nope"), None);

@@ -77,7 +77,8 @@ fn identifiers_that_merely_contain_marker_names_are_ignored() {
 
 #[test]
 fn markers_inside_macros_with_literals_are_found() {
-    let src = "#define LOAD_BEGIN KTRACE_B(\"load\")\n#define STEP(i) KTRACE_M_IF((i) == 0, \"step\")\n";
+    let src =
+        "#define LOAD_BEGIN KTRACE_B(\"load\")\n#define STEP(i) KTRACE_M_IF((i) == 0, \"step\")\n";
     assert_eq!(names(src), vec![("load".into(), 1), ("step".into(), 2)]);
 }
 
@@ -85,13 +86,21 @@ fn markers_inside_macros_with_literals_are_found() {
 fn non_literal_names_are_errors_with_file_and_line() {
     let e = errors("\n\nKTRACE_B(name);");
     assert_eq!(e.len(), 1);
-    assert!(e[0].starts_with("k.cu:3: KTRACE_B: the region name must be one plain string literal"), "{}", e[0]);
+    assert!(
+        e[0].starts_with("k.cu:3: KTRACE_B: the region name must be one plain string literal"),
+        "{}",
+        e[0]
+    );
     let e = errors("#define MYB(x) KTRACE_B(x)\n");
     assert!(e[0].starts_with("k.cu:1:"), "{}", e[0]);
     let e = errors("KTRACE_E(\"a\" \"b\");");
     assert!(e[0].contains("one plain string literal"));
     let e = errors("KTRACE_B_IF(\"only a name\");");
-    assert!(e[0].contains("expects a condition and a region name"), "{}", e[0]);
+    assert!(
+        e[0].contains("expects a condition and a region name"),
+        "{}",
+        e[0]
+    );
     let e = errors("KTRACE_M(NAME \"x\");");
     assert!(e[0].contains("one plain string literal"));
 }
@@ -146,4 +155,12 @@ fn spans_cover_the_whole_invocation() {
     let src = "x; KTRACE_B_IF( a(b), \"n\" ) ; y";
     let m = scan_source(Path::new("k.cu"), src).unwrap();
     assert_eq!(&src[m[0].span.clone()], "KTRACE_B_IF( a(b), \"n\" )");
+}
+
+#[test]
+fn invocations_skip_comments_and_balance_parentheses() {
+    let src = "// KTRACE_OPEN(x)\nKTRACE_OPEN(f(a, \")\")); KTRACE_FLUSH (); /* KTRACE_FLUSH() */ KTRACE_OPEN;";
+    let spans = ktrace_build::scan::invocations(src, &["KTRACE_OPEN", "KTRACE_FLUSH"]);
+    let found: Vec<&str> = spans.into_iter().map(|r| &src[r]).collect();
+    assert_eq!(found, ["KTRACE_OPEN(f(a, \")\"))", "KTRACE_FLUSH ()"]);
 }

@@ -1,0 +1,159 @@
+//! Zero cost when off: every kernel with markers, compiled untraced, gives
+//! the same SASS as the same kernel with the markers deleted (addresses and
+//! names aside). Also prints the register counts of both variants.
+//!
+//! Needs nvcc and cuobjdump (scripts/setup-cuda.sh); skipped with a message
+//! when they are missing, unless `KTRACE_REQUIRE_NVCC` is set.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ktrace_build::nvcc::{find_nvcc, Arch, NvccJob, Variant};
+use ktrace_build::scan::{invocations, scan_source};
+
+fn tools() -> Option<(PathBuf, PathBuf)> {
+    let nvcc = find_nvcc().found;
+    let cuobjdump = nvcc.as_ref().and_then(|n| {
+        let beside = n.with_file_name("cuobjdump");
+        if beside.is_file() {
+            return Some(beside);
+        }
+        let path = ktrace_build::env::get("PATH")?;
+        std::env::split_paths(&path)
+            .map(|d| d.join("cuobjdump"))
+            .find(|p| p.is_file())
+    });
+    match (nvcc, cuobjdump) {
+        (Some(n), Some(c)) => Some((n, c)),
+        _ => {
+            assert!(
+                ktrace_build::env::get("KTRACE_REQUIRE_NVCC").is_none(),
+                "KTRACE_REQUIRE_NVCC is set but nvcc or cuobjdump is missing"
+            );
+            eprintln!("skipped: nvcc or cuobjdump not found (scripts/setup-cuda.sh installs both)");
+            None
+        }
+    }
+}
+
+/// Deletes every marker invocation, `KTRACE_OPEN(...)` and `KTRACE_FLUSH()`.
+fn strip_markers(path: &Path, src: &str) -> String {
+    let mut names: Vec<&str> = ktrace_build::scan::MARKERS.to_vec();
+    names.extend(["KTRACE_OPEN", "KTRACE_FLUSH"]);
+    let spans = invocations(src, &names);
+    let mut out = String::new();
+    let mut at = 0;
+    for s in spans {
+        out.push_str(&src[at..s.start]);
+        at = s.end;
+    }
+    out.push_str(&src[at..]);
+    assert!(
+        scan_source(path, &out).unwrap().is_empty() && invocations(&out, &names).is_empty(),
+        "markers left after stripping:\n{out}"
+    );
+    out
+}
+
+/// The instructions of every function, without addresses or encodings.
+fn sass(cuobjdump: &Path, cubin: &Path) -> Vec<String> {
+    let out = Command::new(cuobjdump).arg("-sass").arg(cubin).output().unwrap();
+    assert!(out.status.success(), "cuobjdump failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let body = l.strip_prefix("/*")?;
+            let close = body.find("*/")?;
+            let instr = body[close + 2..].split("/*").next()?.trim();
+            (!instr.is_empty()).then(|| instr.to_string())
+        })
+        .collect()
+}
+
+fn compile_plain(nvcc: &Path, src: &Path, out: &Path, includes: Vec<PathBuf>) {
+    let job = NvccJob {
+        source: src.to_path_buf(),
+        output: out.to_path_buf(),
+        variant: Variant::Untraced,
+        archs: vec![Arch::parse(ARCH).unwrap()],
+        includes,
+        defines: vec![],
+        flags: vec!["-Xptxas".into(), "-v".into()],
+    };
+    if let Err(f) = ktrace_build::nvcc::run(nvcc, &job) {
+        panic!("nvcc failed on {}:\n{}\n{}", src.display(), f.output, f.command);
+    }
+}
+
+const ARCH: &str = "sm_90a";
+
+fn registers(report: &str) -> Vec<String> {
+    report
+        .lines()
+        .filter(|l| l.contains("Used") && l.contains("registers"))
+        .map(|l| l.trim().trim_start_matches("ptxas info    : ").to_string())
+        .collect()
+}
+
+#[test]
+fn untraced_kernels_match_marker_free_sources() {
+    let Some((nvcc, cuobjdump)) = tools() else { return };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sources = vec![root.join("tests/cuda/all_markers.cu")];
+    sources.extend(ktrace_build::scan::find_sources(&root.join("examples/kernels")).unwrap());
+    sources.retain(|p| p.extension().is_some_and(|e| e == "cu"));
+    assert!(sources.len() >= 4, "example kernels not found: {sources:?}");
+    let tmp = tempfile::tempdir().unwrap();
+    for src in &sources {
+        let name = src.file_stem().unwrap().to_string_lossy().to_string();
+        let dir = src.parent().unwrap();
+        let text = std::fs::read_to_string(src).unwrap();
+        let stripped = tmp.path().join(format!("{name}.cu"));
+        std::fs::write(&stripped, strip_markers(src, &text)).unwrap();
+
+        // The builder's own traced and untraced images, as the examples get them.
+        let built = ktrace_build::Build::new()
+            .kernel(src)
+            .include(dir)
+            .arch(ARCH)
+            .nvcc(&nvcc)
+            .ptxas_verbose(true)
+            .out_dir(tmp.path().join(&name))
+            .try_compile()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (_, traced, marked) = built.modules[0].clone();
+        let plain = tmp.path().join(format!("{name}.plain.cubin"));
+        compile_plain(&nvcc, &stripped, &plain, vec![built.include_dir.clone(), dir.to_path_buf()]);
+        let report = |v: Variant| {
+            built
+                .nvcc_messages
+                .iter()
+                .filter(|m| m.1 == v)
+                .flat_map(|m| registers(&m.2))
+                .collect::<Vec<_>>()
+        };
+        let (r_untraced, r_traced) = (report(Variant::Untraced), report(Variant::Traced));
+
+        let a = sass(&cuobjdump, &marked);
+        let b = sass(&cuobjdump, &plain);
+        assert!(a.len() > 5, "{name}: no SASS read from {}", marked.display());
+        if a != b {
+            let first = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+            panic!(
+                "{name}: untraced SASS differs from the marker-free source at instruction {first}:\n  with markers:    {:?}\n  without markers: {:?}",
+                a.get(first),
+                b.get(first)
+            );
+        }
+        let t = sass(&cuobjdump, &traced);
+        println!(
+            "{name}: untraced = marker-free ({} instructions); traced {} instructions; registers untraced {:?}, traced {:?}",
+            a.len(),
+            t.len(),
+            r_untraced,
+            r_traced
+        );
+        assert_ne!(a, t, "{name}: the traced variant should record something");
+    }
+}
