@@ -3,6 +3,7 @@
 fn main() {
     ktrace_build::Build::new()
         .kernel_dir("examples/kernels")
+        .scan_dir("examples/bench")
         .launcher("examples/launchers/cc_launcher.cu")
         .launcher_header("examples/launchers/cc_launcher.h")
         .include("examples/launchers")

@@ -57,8 +57,16 @@ fn strip_markers(path: &Path, src: &str) -> String {
 
 /// The instructions of every function, without addresses or encodings.
 fn sass(cuobjdump: &Path, cubin: &Path) -> Vec<String> {
-    let out = Command::new(cuobjdump).arg("-sass").arg(cubin).output().unwrap();
-    assert!(out.status.success(), "cuobjdump failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(cuobjdump)
+        .arg("-sass")
+        .arg(cubin)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cuobjdump failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| {
@@ -82,7 +90,12 @@ fn compile_plain(nvcc: &Path, src: &Path, out: &Path, includes: Vec<PathBuf>) {
         flags: vec!["-Xptxas".into(), "-v".into()],
     };
     if let Err(f) = ktrace_build::nvcc::run(nvcc, &job) {
-        panic!("nvcc failed on {}:\n{}\n{}", src.display(), f.output, f.command);
+        panic!(
+            "nvcc failed on {}:\n{}\n{}",
+            src.display(),
+            f.output,
+            f.command
+        );
     }
 }
 
@@ -98,7 +111,9 @@ fn registers(report: &str) -> Vec<String> {
 
 #[test]
 fn untraced_kernels_match_marker_free_sources() {
-    let Some((nvcc, cuobjdump)) = tools() else { return };
+    let Some((nvcc, cuobjdump)) = tools() else {
+        return;
+    };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut sources = vec![root.join("tests/cuda/all_markers.cu")];
     sources.extend(ktrace_build::scan::find_sources(&root.join("examples/kernels")).unwrap());
@@ -124,7 +139,12 @@ fn untraced_kernels_match_marker_free_sources() {
             .unwrap_or_else(|e| panic!("{e}"));
         let (_, traced, marked) = built.modules[0].clone();
         let plain = tmp.path().join(format!("{name}.plain.cubin"));
-        compile_plain(&nvcc, &stripped, &plain, vec![built.include_dir.clone(), dir.to_path_buf()]);
+        compile_plain(
+            &nvcc,
+            &stripped,
+            &plain,
+            vec![built.include_dir.clone(), dir.to_path_buf()],
+        );
         let report = |v: Variant| {
             built
                 .nvcc_messages
@@ -137,9 +157,17 @@ fn untraced_kernels_match_marker_free_sources() {
 
         let a = sass(&cuobjdump, &marked);
         let b = sass(&cuobjdump, &plain);
-        assert!(a.len() > 5, "{name}: no SASS read from {}", marked.display());
+        assert!(
+            a.len() > 5,
+            "{name}: no SASS read from {}",
+            marked.display()
+        );
         if a != b {
-            let first = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+            let first = a
+                .iter()
+                .zip(&b)
+                .position(|(x, y)| x != y)
+                .unwrap_or(a.len().min(b.len()));
             panic!(
                 "{name}: untraced SASS differs from the marker-free source at instruction {first}:\n  with markers:    {:?}\n  without markers: {:?}",
                 a.get(first),

@@ -23,12 +23,11 @@
 //! `build.rs`:
 //!
 //! ```no_run
-//! fn main() {
-//!     ktrace_build::Build::new()
-//!         .kernel_dir("kernels")   // every .cu here becomes a module
-//!         .arch("sm_90a")
-//!         .compile();              // on failure: one clear message, exit 1
-//! }
+//! // build.rs
+//! ktrace_build::Build::new()
+//!     .kernel_dir("kernels") // every .cu here becomes a module
+//!     .arch("sm_90a")
+//!     .compile(); // on failure: one clear message, exit 1
 //! ```
 //!
 //! `kernels/saxpy.cu`:

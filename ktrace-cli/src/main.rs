@@ -1,0 +1,340 @@
+//! `ktrace`: reads capture files (`.ktrace`) written by ktrace-runtime.
+//!
+//! - `ktrace export CAPTURE [-o OUT.json]`: Chrome trace JSON (open it in
+//!   ui.perfetto.dev) and the summary beside it.
+//! - `ktrace summary CAPTURE`: a table of region statistics.
+//! - `ktrace diff A B`: region statistics of two captures side by side.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use ktrace_runtime::export::{launch_trace_path, summarize_launch};
+use ktrace_runtime::summary::RegionStats;
+use ktrace_runtime::{
+    export_launch, Breakdown, Capture, ChromeOptions, ExportOptions, LaunchCapture, Summary,
+    SummaryOptions,
+};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "ktrace",
+    version,
+    about = "Export, summarise and compare ktrace captures"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Write the Chrome trace JSON and the summary of a capture.
+    Export {
+        /// The capture file (.ktrace).
+        capture: PathBuf,
+        /// The trace file; the summary goes beside it (NAME_summary.json).
+        /// Default: the capture's name with .json. Launches after the first
+        /// go to NAME_launchN.json unless --launch picks one.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// One process per SM instead of one per block.
+        #[arg(long)]
+        by_sm: bool,
+        /// Raw begin/end events instead of complete events.
+        #[arg(long)]
+        raw_events: bool,
+        /// Export only this launch.
+        #[arg(long)]
+        launch: Option<u32>,
+        /// Add per-block or per-warp totals to the summary.
+        #[arg(long, value_enum, default_value_t = BreakdownArg::None)]
+        breakdown: BreakdownArg,
+    },
+    /// Print region statistics of a capture.
+    Summary {
+        /// The capture file (.ktrace).
+        capture: PathBuf,
+        /// Only this launch (default: every launch).
+        #[arg(long)]
+        launch: Option<u32>,
+    },
+    /// Compare region statistics of two captures (before, after).
+    Diff {
+        /// The capture before.
+        a: PathBuf,
+        /// The capture after.
+        b: PathBuf,
+        /// The launch to compare in both (default 0).
+        #[arg(long, default_value_t = 0)]
+        launch: u32,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum BreakdownArg {
+    None,
+    Block,
+    Warp,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<Capture, String> {
+    let cap = Capture::read(path).map_err(|e| e.to_string())?;
+    if cap.launches.is_empty() {
+        return Err(format!(
+            "ktrace: {}: the capture holds no launch",
+            path.display()
+        ));
+    }
+    Ok(cap)
+}
+
+fn pick(cap: &Capture, launch: Option<u32>) -> Result<Vec<&LaunchCapture>, String> {
+    match launch {
+        Some(n) => Ok(vec![cap.launch(n).map_err(|e| e.to_string())?]),
+        None => Ok(cap.launches.iter().collect()),
+    }
+}
+
+fn run(cmd: Command) -> Result<(), String> {
+    match cmd {
+        Command::Export {
+            capture,
+            output,
+            by_sm,
+            raw_events,
+            launch,
+            breakdown,
+        } => {
+            let cap = read(&capture)?;
+            let base = output.unwrap_or_else(|| capture.with_extension("json"));
+            let opts = ExportOptions {
+                chrome: ChromeOptions { by_sm, raw_events },
+                summary: SummaryOptions {
+                    breakdown: match breakdown {
+                        BreakdownArg::None => Breakdown::None,
+                        BreakdownArg::Block => Breakdown::PerBlock,
+                        BreakdownArg::Warp => Breakdown::PerWarp,
+                    },
+                    ..SummaryOptions::default()
+                },
+                ..ExportOptions::default()
+            };
+            for l in pick(&cap, launch)? {
+                let path = if launch.is_some() {
+                    base.clone()
+                } else {
+                    launch_trace_path(&base, l.shape.launch)
+                };
+                let r = export_launch(l, &cap.device, &cap.regions, &path, &opts)
+                    .map_err(|e| e.to_string())?;
+                let warn = match r.diagnostics.len() {
+                    0 => String::new(),
+                    n => format!(", {n} warnings (see otherData.diagnostics)"),
+                };
+                println!(
+                    "launch {}: {} events from {} warps -> {} and {}{warn}",
+                    l.shape.launch,
+                    r.events,
+                    r.warps,
+                    r.trace_path.display(),
+                    r.summary_path.display()
+                );
+            }
+            Ok(())
+        }
+        Command::Summary { capture, launch } => {
+            let cap = read(&capture)?;
+            for l in pick(&cap, launch)? {
+                let (s, d) =
+                    summarize_launch(l, &cap.device, &cap.regions, &ExportOptions::default())
+                        .map_err(|e| e.to_string())?;
+                print_summary(&cap, l, &s);
+                for (kind, n) in d.counts() {
+                    println!("  warning: {n} x {kind}");
+                }
+                for m in d.items().iter().take(5) {
+                    println!("    {m}");
+                }
+                println!();
+            }
+            Ok(())
+        }
+        Command::Diff { a, b, launch } => {
+            let (ca, cb) = (read(&a)?, read(&b)?);
+            let sa = summary_of(&ca, launch)?;
+            let sb = summary_of(&cb, launch)?;
+            print_diff(&a, &b, &sa, &sb);
+            Ok(())
+        }
+    }
+}
+
+fn summary_of(cap: &Capture, launch: u32) -> Result<Summary, String> {
+    let l = cap.launch(launch).map_err(|e| e.to_string())?;
+    summarize_launch(l, &cap.device, &cap.regions, &ExportOptions::default())
+        .map(|(s, _)| s)
+        .map_err(|e| e.to_string())
+}
+
+/// A duration given in µs, with a unit that suits it.
+fn dur(us: f64) -> String {
+    let a = us.abs();
+    if a < 1.0 {
+        format!("{:.1} ns", us * 1e3)
+    } else if a < 1e3 {
+        format!("{us:.3} us")
+    } else if a < 1e6 {
+        format!("{:.3} ms", us / 1e3)
+    } else {
+        format!("{:.3} s", us / 1e6)
+    }
+}
+
+fn table(rows: &[Vec<String>]) {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let width: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, s)| {
+                if c == 0 {
+                    format!("{s:<w$}", w = width[c])
+                } else {
+                    format!("{s:>w$}", w = width[c])
+                }
+            })
+            .collect();
+        println!("  {}", line.join("  ").trim_end());
+    }
+}
+
+fn print_summary(cap: &Capture, l: &LaunchCapture, s: &Summary) {
+    let sh = &l.shape;
+    println!(
+        "launch {}: grid {:?}, block {:?}, {} of {} blocks x {} warps traced, cap {}, device {}",
+        sh.launch,
+        sh.grid,
+        sh.block,
+        sh.blocks_traced,
+        sh.total_blocks(),
+        sh.warps_traced(),
+        sh.cap(),
+        if cap.device.name.is_empty() {
+            "?"
+        } else {
+            &cap.device.name
+        }
+    );
+    let mut rows = vec![vec![
+        "region".to_string(),
+        "count".into(),
+        "mean".into(),
+        "p50".into(),
+        "p99".into(),
+        "max".into(),
+    ]];
+    for r in &s.regions {
+        rows.push(vec![
+            r.name.clone(),
+            r.count.to_string(),
+            dur(r.mean_dur),
+            dur(r.percentiles.p50),
+            dur(r.percentiles.p99),
+            dur(r.max_dur),
+        ]);
+    }
+    if s.regions.is_empty() {
+        println!("  no complete regions");
+    } else {
+        table(&rows);
+    }
+}
+
+fn change(a: f64, b: f64) -> String {
+    if a == 0.0 {
+        if b == 0.0 {
+            "0.0%".into()
+        } else {
+            "new".into()
+        }
+    } else {
+        format!("{:+.1}%", (b - a) / a * 100.0)
+    }
+}
+
+fn print_diff(a: &Path, b: &Path, sa: &Summary, sb: &Summary) {
+    println!("A: {}", a.display());
+    println!("B: {}", b.display());
+    let mut names: Vec<&str> = sa.regions.iter().map(|r| r.name.as_str()).collect();
+    for r in &sb.regions {
+        if !names.contains(&r.name.as_str()) {
+            names.push(&r.name);
+        }
+    }
+    let find = |s: &'_ Summary, n: &str| -> Option<RegionStats> {
+        s.regions.iter().find(|r| r.name == n).cloned()
+    };
+    let mut rows = vec![vec![
+        "region".to_string(),
+        "count A".into(),
+        "count B".into(),
+        "mean A".into(),
+        "mean B".into(),
+        "change".into(),
+        "p50 A".into(),
+        "p50 B".into(),
+        "change".into(),
+        "p99 A".into(),
+        "p99 B".into(),
+        "change".into(),
+    ]];
+    for n in names {
+        let (ra, rb) = (find(sa, n), find(sb, n));
+        let get = |r: &Option<RegionStats>, f: fn(&RegionStats) -> f64| r.as_ref().map(f);
+        let cell = |v: Option<f64>| v.map_or("-".to_string(), dur);
+        let delta = |x: Option<f64>, y: Option<f64>| match (x, y) {
+            (Some(x), Some(y)) => change(x, y),
+            (None, Some(_)) => "new".into(),
+            (Some(_), None) => "gone".into(),
+            (None, None) => "-".into(),
+        };
+        let mean = |r: &RegionStats| r.mean_dur;
+        let p50 = |r: &RegionStats| r.percentiles.p50;
+        let p99 = |r: &RegionStats| r.percentiles.p99;
+        rows.push(vec![
+            n.to_string(),
+            ra.as_ref().map_or("-".into(), |r| r.count.to_string()),
+            rb.as_ref().map_or("-".into(), |r| r.count.to_string()),
+            cell(get(&ra, mean)),
+            cell(get(&rb, mean)),
+            delta(get(&ra, mean), get(&rb, mean)),
+            cell(get(&ra, p50)),
+            cell(get(&rb, p50)),
+            delta(get(&ra, p50), get(&rb, p50)),
+            cell(get(&ra, p99)),
+            cell(get(&rb, p99)),
+            delta(get(&ra, p99), get(&rb, p99)),
+        ]);
+    }
+    table(&rows);
+}

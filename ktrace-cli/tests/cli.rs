@@ -1,0 +1,221 @@
+//! The `ktrace` binary on synthetic captures and on bad files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ktrace_runtime::synth::{sample_capture, sample_launch};
+use ktrace_runtime::Capture;
+
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Self {
+        let d = std::env::temp_dir().join(format!("ktrace-cli-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Dir(d)
+    }
+    fn join(&self, p: &str) -> PathBuf {
+        self.0.join(p)
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn ktrace(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ktrace"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn assert_clean_failure(o: &Output, needle: &str) {
+    let (out, err) = text(o);
+    assert!(!o.status.success(), "should fail: {out}{err}");
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(needle), "stderr lacks {needle:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn export_all_launches() {
+    let d = Dir::new("export");
+    let cap = d.join("run.ktrace");
+    sample_capture().save(&cap).unwrap();
+    let o = ktrace(&["export", s(&cap)]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("launch 0: 26 events from 5 warps -> "),
+        "{out}"
+    );
+    assert!(lines[0].contains("run.json") && lines[0].contains("run_summary.json"));
+    assert!(lines[0].contains("4 warnings"));
+    assert!(lines[1].contains("run_launch1.json"));
+    for f in [
+        "run.json",
+        "run_summary.json",
+        "run_launch1.json",
+        "run_launch1_summary.json",
+    ] {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join(f)).unwrap()).unwrap();
+        assert!(v.is_object(), "{f}");
+    }
+}
+
+#[test]
+fn export_one_launch_with_options() {
+    let d = Dir::new("export-opts");
+    let cap = d.join("run.ktrace");
+    sample_capture().save(&cap).unwrap();
+    let out = d.join("x/trace");
+    let o = ktrace(&[
+        "export",
+        s(&cap),
+        "-o",
+        s(&out),
+        "--by-sm",
+        "--raw-events",
+        "--launch",
+        "1",
+        "--breakdown",
+        "warp",
+    ]);
+    let (stdout, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(stdout.starts_with("launch 1: "), "{stdout}");
+    let t: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(t["otherData"]["launch"], 1);
+    let phs: Vec<&str> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["ph"].as_str().unwrap())
+        .collect();
+    assert!(phs.contains(&"B") && phs.contains(&"E") && !phs.contains(&"X"));
+    let sm_names: Vec<&str> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "process_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(sm_names, ["SM 004", "SM 009", "SM 002"]);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("x/trace_summary.json")).unwrap())
+            .unwrap();
+    assert!(summary["per_block"][0]["warps"].is_array());
+}
+
+#[test]
+fn summary_table() {
+    let d = Dir::new("summary");
+    let cap = d.join("run.ktrace");
+    sample_capture().save(&cap).unwrap();
+    let o = ktrace(&["summary", s(&cap), "--launch", "0"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("launch 0: grid [3, 1, 1]"), "{out}");
+    assert!(out.contains("Synthetic GPU"));
+    let header = out.lines().find(|l| l.contains("region")).unwrap();
+    for col in ["count", "mean", "p50", "p99", "max"] {
+        assert!(header.contains(col), "{header}");
+    }
+    let load = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("load"))
+        .unwrap();
+    assert!(
+        load.contains(" 3 ") && load.contains("126.7 ns") && load.contains("150.0 ns"),
+        "{load}"
+    );
+    assert!(out.contains("warning: 1 x dropped"), "{out}");
+}
+
+#[test]
+fn diff_two_captures() {
+    let d = Dir::new("diff");
+    let (a, b) = (d.join("a.ktrace"), d.join("b.ktrace"));
+    let mut before = sample_capture();
+    before.launches.truncate(1);
+    before.save(&a).unwrap();
+    let mut after = before.clone();
+    after.launches = vec![sample_launch(0, 200)];
+    after.save(&b).unwrap();
+    let o = ktrace(&["diff", s(&a), s(&b)]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let mma = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("mma"))
+        .unwrap();
+    assert!(mma.contains('+') && mma.contains('%'), "{mma}");
+    let load = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("load"))
+        .unwrap();
+    assert!(load.contains("+0.0%"), "{load}");
+}
+
+#[test]
+fn bad_files_fail_cleanly() {
+    let d = Dir::new("bad");
+    let good = d.join("good.ktrace");
+    sample_capture().save(&good).unwrap();
+    let bytes = std::fs::read(&good).unwrap();
+
+    let trunc = d.join("trunc.ktrace");
+    std::fs::write(&trunc, &bytes[..bytes.len() / 2]).unwrap();
+    assert_clean_failure(&ktrace(&["export", s(&trunc)]), "truncated");
+    assert_clean_failure(&ktrace(&["summary", s(&trunc)]), "truncated");
+
+    let json = d.join("trace.json");
+    std::fs::write(&json, b"{\"traceEvents\":[]}").unwrap();
+    assert_clean_failure(&ktrace(&["summary", s(&json)]), "not a ktrace capture");
+
+    let mut newer = bytes.clone();
+    newer[8] = 9;
+    let newer_path = d.join("newer.ktrace");
+    std::fs::write(&newer_path, &newer).unwrap();
+    assert_clean_failure(&ktrace(&["diff", s(&good), s(&newer_path)]), "newer");
+
+    assert_clean_failure(
+        &ktrace(&["export", s(&d.join("missing.ktrace"))]),
+        "missing.ktrace",
+    );
+    assert_clean_failure(
+        &ktrace(&["export", s(&good), "--launch", "5"]),
+        "no launch 5",
+    );
+
+    let empty = d.join("empty.ktrace");
+    Capture::default().save(&empty).unwrap();
+    assert_clean_failure(&ktrace(&["summary", s(&empty)]), "no launch");
+}
+
+#[test]
+fn usage_errors_exit_non_zero() {
+    let o = ktrace(&["export"]);
+    assert!(!o.status.success());
+    let o = ktrace(&["frobnicate"]);
+    assert!(!o.status.success());
+}

@@ -1,0 +1,350 @@
+//! Capture files (`.ktrace`): raw trace buffers with their launch shapes, the
+//! region table and the device facts, so a trace can be exported, summarised
+//! and compared later on a machine without a GPU.
+//!
+//! The format is little-endian and versioned; `docs/capture-format.md` in the
+//! repository gives every field's offset and type. In short:
+//!
+//! ```text
+//! header (32 B)   magic "\x89KTRACE\n", format version, layout version,
+//!                 launch count, SM count, clock rate (kHz), flags, reserved
+//! device name     u32 length + UTF-8
+//! region table    u32 count + count x (u16 id, u16 length, UTF-8 name)
+//! launches        count x (64-byte launch header + raw buffer bytes)
+//! ```
+//!
+//! The reader checks every length against what is left of the file before
+//! allocating anything, so a truncated or lying file gives an [`Error`], never
+//! a panic or a huge allocation.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::layout::LAYOUT_VERSION;
+use crate::regions::Regions;
+use crate::shape::LaunchShape;
+
+/// The first eight bytes of every capture file.
+pub const MAGIC: [u8; 8] = *b"\x89KTRACE\n";
+/// The capture format version this build writes, and the newest it reads.
+pub const FORMAT_VERSION: u16 = 1;
+
+const HEADER_BYTES: usize = 32;
+const LAUNCH_HEADER_BYTES: usize = 64;
+const MAX_NAME_BYTES: usize = 4096;
+
+/// Facts about the device a capture was taken on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// The device name, e.g. "NVIDIA H200".
+    pub name: String,
+    /// Number of SMs.
+    pub sm_count: u32,
+    /// Nominal SM clock rate in kHz (0 if unknown).
+    pub clock_khz: u32,
+}
+
+/// One launch: its shape and its raw buffer, byte for byte.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchCapture {
+    /// The launch shape.
+    pub shape: LaunchShape,
+    /// The device buffer as copied back after the launch.
+    pub raw: Vec<u8>,
+}
+
+/// A capture: device facts, region table and one or more launches.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Capture {
+    /// The device.
+    pub device: DeviceInfo,
+    /// Region names.
+    pub regions: Regions,
+    /// The launches, in the order they ran.
+    pub launches: Vec<LaunchCapture>,
+}
+
+impl Capture {
+    /// The launch with index `launch` (the `launch` field of its shape).
+    pub fn launch(&self, launch: u32) -> Result<&LaunchCapture> {
+        self.launches
+            .iter()
+            .find(|l| l.shape.launch == launch)
+            .ok_or(Error::NoSuchLaunch {
+                asked: launch,
+                available: self.launches.len(),
+            })
+    }
+
+    /// Reads a capture file.
+    pub fn read(path: impl AsRef<Path>) -> Result<Capture> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        Capture::from_bytes(&bytes)
+    }
+
+    /// Parses a capture from its bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Capture> {
+        let mut r = Reader { bytes, pos: 0 };
+        let magic = r.take(MAGIC.len(), "magic")?;
+        if magic != MAGIC {
+            return Err(Error::BadMagic {
+                found: magic.to_vec(),
+            });
+        }
+        let format = r.u16("format version")?;
+        if format > FORMAT_VERSION {
+            return Err(Error::NewerFormat {
+                found: format,
+                supported: FORMAT_VERSION,
+            });
+        }
+        if format == 0 {
+            return Err(Error::Corrupt("format version 0".into()));
+        }
+        let layout = r.u16("layout version")?;
+        if u32::from(layout) != LAYOUT_VERSION {
+            return Err(Error::UnsupportedLayout {
+                found: layout,
+                supported: LAYOUT_VERSION as u16,
+            });
+        }
+        let launch_count = r.u32("launch count")?;
+        let sm_count = r.u32("SM count")?;
+        let clock_khz = r.u32("clock rate")?;
+        let _flags = r.u32("flags")?;
+        let _reserved = r.u32("reserved")?;
+        debug_assert_eq!(r.pos, HEADER_BYTES);
+
+        let name_len = r.u32("device name length")? as usize;
+        if name_len > MAX_NAME_BYTES {
+            return Err(Error::Corrupt(format!(
+                "device name of {name_len} bytes (at most {MAX_NAME_BYTES})"
+            )));
+        }
+        let name = r.string(name_len, "device name")?;
+
+        let region_count = r.u32("region count")?;
+        if region_count > 65536 {
+            return Err(Error::Corrupt(format!(
+                "{region_count} regions (at most 65536)"
+            )));
+        }
+        let mut regions = Regions::new();
+        let mut last: Option<u16> = None;
+        for _ in 0..region_count {
+            let id = r.u16("region id")?;
+            let len = r.u16("region name length")? as usize;
+            let n = r.string(len, "region name")?;
+            if last.is_some_and(|l| id <= l) {
+                return Err(Error::Corrupt(format!(
+                    "region ids not increasing at id {id}"
+                )));
+            }
+            last = Some(id);
+            regions.insert(id, n);
+        }
+
+        // Each launch needs at least its header: a count the file cannot hold
+        // is refused before anything is allocated for it.
+        let most = r.left() / LAUNCH_HEADER_BYTES as u64;
+        if u64::from(launch_count) > most {
+            return Err(Error::Truncated {
+                what: format!("{launch_count} launch records"),
+                offset: r.pos as u64,
+                needed: u64::from(launch_count) * LAUNCH_HEADER_BYTES as u64,
+                available: r.left(),
+            });
+        }
+        let mut launches = Vec::with_capacity(launch_count as usize);
+        for i in 0..launch_count {
+            let at = r.pos as u64;
+            let launch = r.u32("launch index")?;
+            let grid = [r.u32("grid")?, r.u32("grid")?, r.u32("grid")?];
+            let block = [r.u32("block")?, r.u32("block")?, r.u32("block")?];
+            let cap_log2 = r.u32("cap_log2")?;
+            let warp_mask = r.u32("warp mask")?;
+            let warps_traced = r.u32("warps traced")?;
+            let block_stride = r.u32("block stride")?;
+            let blocks_traced = r.u32("blocks traced")?;
+            let raw_len = r.u64("raw length")?;
+            let _reserved = r.u64("reserved")?;
+            let shape = LaunchShape {
+                grid,
+                block,
+                cap_log2,
+                warp_mask,
+                block_stride,
+                blocks_traced,
+                launch,
+            };
+            shape
+                .validate()
+                .map_err(|e| Error::Corrupt(format!("launch record {i} at byte {at}: {e}")))?;
+            if warps_traced != shape.warps_traced() {
+                return Err(Error::Corrupt(format!(
+                    "launch record {i}: {warps_traced} warps traced but the mask {warp_mask:#x} \
+                     has {}",
+                    shape.warps_traced()
+                )));
+            }
+            if Some(raw_len) != shape.buffer_bytes() {
+                return Err(Error::Corrupt(format!(
+                    "launch record {i}: raw buffer of {raw_len} bytes, the shape needs {}",
+                    shape.buffer_bytes().unwrap_or(u64::MAX)
+                )));
+            }
+            let raw = r.take_len(raw_len, "raw buffer")?.to_vec();
+            launches.push(LaunchCapture { shape, raw });
+        }
+        if r.left() != 0 {
+            return Err(Error::Corrupt(format!(
+                "{} unexpected bytes after the last launch",
+                r.left()
+            )));
+        }
+        Ok(Capture {
+            device: DeviceInfo {
+                name,
+                sm_count,
+                clock_khz,
+            },
+            regions,
+            launches,
+        })
+    }
+
+    /// Writes the capture in the current format.
+    pub fn write_to(&self, mut w: impl Write) -> Result<()> {
+        let io = |e| Error::io("<capture>", e);
+        let name = self.device.name.as_bytes();
+        if name.len() > MAX_NAME_BYTES {
+            return Err(Error::Config(format!(
+                "device name of {} bytes (at most {MAX_NAME_BYTES})",
+                name.len()
+            )));
+        }
+        let launch_count = u32::try_from(self.launches.len())
+            .map_err(|_| Error::Config("too many launches for one capture".into()))?;
+        for l in &self.launches {
+            l.shape.validate()?;
+            let expected = l.shape.buffer_bytes().unwrap_or(u64::MAX);
+            if l.raw.len() as u64 != expected {
+                return Err(Error::BufferSize {
+                    expected,
+                    actual: l.raw.len() as u64,
+                });
+            }
+        }
+        let mut h = Vec::with_capacity(HEADER_BYTES + 8 + name.len());
+        h.extend_from_slice(&MAGIC);
+        h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        h.extend_from_slice(&(LAYOUT_VERSION as u16).to_le_bytes());
+        h.extend_from_slice(&launch_count.to_le_bytes());
+        h.extend_from_slice(&self.device.sm_count.to_le_bytes());
+        h.extend_from_slice(&self.device.clock_khz.to_le_bytes());
+        h.extend_from_slice(&0u32.to_le_bytes()); // flags
+        h.extend_from_slice(&0u32.to_le_bytes()); // reserved
+        debug_assert_eq!(h.len(), HEADER_BYTES);
+        h.extend_from_slice(&(name.len() as u32).to_le_bytes());
+        h.extend_from_slice(name);
+        h.extend_from_slice(&(self.regions.len() as u32).to_le_bytes());
+        for (id, n) in self.regions.iter() {
+            let n = n.as_bytes();
+            let len = u16::try_from(n.len())
+                .map_err(|_| Error::Config(format!("region {id}: name too long")))?;
+            h.extend_from_slice(&id.to_le_bytes());
+            h.extend_from_slice(&len.to_le_bytes());
+            h.extend_from_slice(n);
+        }
+        w.write_all(&h).map_err(io)?;
+        for l in &self.launches {
+            let s = &l.shape;
+            let mut lh = Vec::with_capacity(LAUNCH_HEADER_BYTES);
+            for v in [s.launch, s.grid[0], s.grid[1], s.grid[2]]
+                .into_iter()
+                .chain(s.block)
+                .chain([
+                    s.cap_log2,
+                    s.warp_mask,
+                    s.warps_traced(),
+                    s.block_stride,
+                    s.blocks_traced,
+                ])
+            {
+                lh.extend_from_slice(&v.to_le_bytes());
+            }
+            lh.extend_from_slice(&(l.raw.len() as u64).to_le_bytes());
+            lh.extend_from_slice(&0u64.to_le_bytes());
+            debug_assert_eq!(lh.len(), LAUNCH_HEADER_BYTES);
+            w.write_all(&lh).map_err(io)?;
+            w.write_all(&l.raw).map_err(io)?;
+        }
+        w.flush().map_err(io)
+    }
+
+    /// Writes the capture to `path` atomically (a temporary file in the same
+    /// directory, then a rename).
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        crate::export::write_atomic(path.as_ref(), |w| {
+            self.write_to(w).map_err(|e| match e {
+                Error::Io { source, .. } => source,
+                other => std::io::Error::other(other.to_string()),
+            })
+        })
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn left(&self) -> u64 {
+        (self.bytes.len() - self.pos) as u64
+    }
+
+    fn take_len(&mut self, n: u64, what: &str) -> Result<&'a [u8]> {
+        if n > self.left() {
+            return Err(Error::Truncated {
+                what: what.to_string(),
+                offset: self.pos as u64,
+                needed: n,
+                available: self.left(),
+            });
+        }
+        let s = &self.bytes[self.pos..self.pos + n as usize];
+        self.pos += n as usize;
+        Ok(s)
+    }
+
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+        self.take_len(n as u64, what)
+    }
+
+    fn u16(&mut self, what: &str) -> Result<u16> {
+        let b = self.take(2, what)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+
+    fn u32(&mut self, what: &str) -> Result<u32> {
+        let b = self.take(4, what)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn u64(&mut self, what: &str) -> Result<u64> {
+        let b = self.take(8, what)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+
+    fn string(&mut self, n: usize, what: &str) -> Result<String> {
+        let at = self.pos;
+        let b = self.take(n, what)?;
+        String::from_utf8(b.to_vec())
+            .map_err(|_| Error::Corrupt(format!("{what} at byte {at} is not UTF-8")))
+    }
+}

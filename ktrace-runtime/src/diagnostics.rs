@@ -1,0 +1,279 @@
+//! What went wrong in a trace, said plainly: dropped events, unmatched begins
+//! and ends, warps that never flushed, clocks that disagree.
+
+use std::fmt;
+
+/// Which warp a diagnostic is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WarpId {
+    /// Linear block index.
+    pub block: u32,
+    /// Warp index within the block.
+    pub warp: u16,
+    /// SM the warp ran on.
+    pub sm: u16,
+}
+
+impl fmt::Display for WarpId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "block {} warp {} (SM {})",
+            self.block, self.warp, self.sm
+        )
+    }
+}
+
+/// One thing that went wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Diagnostic {
+    /// The ring overflowed: the oldest events were overwritten.
+    Dropped {
+        /// The warp.
+        warp: WarpId,
+        /// Events recorded.
+        recorded: u32,
+        /// Events kept (the capacity).
+        kept: u32,
+    },
+    /// The warp opened its context but never flushed it (it trapped, exited
+    /// early past its flush, or the kernel was cut short).
+    NeverFlushed {
+        /// The warp.
+        warp: WarpId,
+        /// Events recovered from the slot (a leading run of written events,
+        /// placed with the device-wide clock rate); 0 when none could be
+        /// placed safely.
+        recovered: u32,
+    },
+    /// Begins of a region without a matching end.
+    UnmatchedBegin {
+        /// The warp.
+        warp: WarpId,
+        /// The region id.
+        region: u16,
+        /// How many.
+        count: u32,
+    },
+    /// Ends of a region without a matching begin (the begin may have been
+    /// dropped from the ring).
+    UnmatchedEnd {
+        /// The warp.
+        warp: WarpId,
+        /// The region id.
+        region: u16,
+        /// How many.
+        count: u32,
+    },
+    /// Events whose type is none of begin, end, mark.
+    UnknownEventType {
+        /// The warp.
+        warp: WarpId,
+        /// The first unknown type seen.
+        kind: u16,
+        /// How many events were skipped.
+        count: u32,
+    },
+    /// A slot's cycles-to-time ratio is off the device-wide median by more
+    /// than 1%.
+    ClockRateOutlier {
+        /// The warp.
+        warp: WarpId,
+        /// The slot's clock rate in MHz.
+        slot_mhz: u64,
+        /// The median clock rate in MHz.
+        median_mhz: u64,
+    },
+    /// The unwrapped events run past the warp's flush clock: two events were
+    /// probably more than 2^32 cycles apart, which the 32-bit clock cannot
+    /// tell.
+    ClockInconsistent {
+        /// The warp.
+        warp: WarpId,
+    },
+    /// A slot's metadata names a different block or warp than its position.
+    SlotMismatch {
+        /// Slot index.
+        slot: u64,
+        /// The block and warp the position implies.
+        expected: (u64, u32),
+        /// What the metadata says.
+        found: WarpId,
+    },
+    /// No slot had a usable timer pair: times assume a nominal clock rate.
+    NoClockCalibration {
+        /// The clock rate assumed, in kHz.
+        assumed_khz: u64,
+    },
+    /// A region id that the region table does not name.
+    UnknownRegion {
+        /// The region id.
+        region: u16,
+    },
+}
+
+impl Diagnostic {
+    /// A short stable name of the kind of diagnostic.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Diagnostic::Dropped { .. } => "dropped",
+            Diagnostic::NeverFlushed { .. } => "never_flushed",
+            Diagnostic::UnmatchedBegin { .. } => "unmatched_begin",
+            Diagnostic::UnmatchedEnd { .. } => "unmatched_end",
+            Diagnostic::UnknownEventType { .. } => "unknown_event_type",
+            Diagnostic::ClockRateOutlier { .. } => "clock_rate_outlier",
+            Diagnostic::ClockInconsistent { .. } => "clock_inconsistent",
+            Diagnostic::SlotMismatch { .. } => "slot_mismatch",
+            Diagnostic::NoClockCalibration { .. } => "no_clock_calibration",
+            Diagnostic::UnknownRegion { .. } => "unknown_region",
+        }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Diagnostic::Dropped {
+                warp,
+                recorded,
+                kept,
+            } => write!(
+                f,
+                "{warp}: {} events dropped ({recorded} recorded, the ring kept the newest {kept}); \
+                 raise the per-warp capacity",
+                u64::from(*recorded).saturating_sub(u64::from(*kept))
+            ),
+            Diagnostic::NeverFlushed { warp, recovered } => write!(
+                f,
+                "{warp}: opened but never flushed (trap or early exit?); {recovered} events recovered"
+            ),
+            Diagnostic::UnmatchedBegin {
+                warp,
+                region,
+                count,
+            } => write!(f, "{warp}: {count} begin(s) of region {region} without an end"),
+            Diagnostic::UnmatchedEnd {
+                warp,
+                region,
+                count,
+            } => write!(f, "{warp}: {count} end(s) of region {region} without a begin"),
+            Diagnostic::UnknownEventType { warp, kind, count } => write!(
+                f,
+                "{warp}: {count} event(s) of unknown type {kind} skipped"
+            ),
+            Diagnostic::ClockRateOutlier {
+                warp,
+                slot_mhz,
+                median_mhz,
+            } => write!(
+                f,
+                "{warp}: clock rate {slot_mhz} MHz is more than 1% off the median {median_mhz} MHz"
+            ),
+            Diagnostic::ClockInconsistent { warp } => write!(
+                f,
+                "{warp}: events run past the flush clock; two events more than 2^32 cycles apart?"
+            ),
+            Diagnostic::SlotMismatch {
+                slot,
+                expected,
+                found,
+            } => write!(
+                f,
+                "slot {slot} should hold block {} warp {} but holds {found}; was the kernel \
+                 launched with this session's grid, block and sampling?",
+                expected.0, expected.1
+            ),
+            Diagnostic::NoClockCalibration { assumed_khz } => write!(
+                f,
+                "no warp flushed with a usable timer pair; times assume a clock of {assumed_khz} kHz"
+            ),
+            Diagnostic::UnknownRegion { region } => {
+                write!(f, "region id {region} is not in the region table")
+            }
+        }
+    }
+}
+
+/// The diagnostics of one launch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diagnostics {
+    items: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    /// No diagnostics.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one.
+    pub fn push(&mut self, d: Diagnostic) {
+        self.items.push(d);
+    }
+
+    /// Adds several.
+    pub fn extend(&mut self, ds: impl IntoIterator<Item = Diagnostic>) {
+        self.items.extend(ds);
+    }
+
+    /// All of them, in the order found.
+    pub fn items(&self) -> &[Diagnostic] {
+        &self.items
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Counts per kind, sorted by kind name.
+    pub fn counts(&self) -> Vec<(&'static str, usize)> {
+        let mut m = std::collections::BTreeMap::new();
+        for d in &self.items {
+            *m.entry(d.kind()).or_insert(0usize) += 1;
+        }
+        m.into_iter().collect()
+    }
+
+    /// Total events dropped by ring overflow, over all warps.
+    pub fn dropped_events(&self) -> u64 {
+        self.items
+            .iter()
+            .map(|d| match d {
+                Diagnostic::Dropped { recorded, kept, .. } => {
+                    u64::from(*recorded).saturating_sub(u64::from(*kept))
+                }
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// A JSON value for output files: counts per kind and the first `limit`
+    /// messages.
+    pub fn to_json(&self, limit: usize) -> serde_json::Value {
+        let counts: serde_json::Map<String, serde_json::Value> = self
+            .counts()
+            .into_iter()
+            .map(|(k, n)| (k.to_string(), n.into()))
+            .collect();
+        let messages: Vec<serde_json::Value> = self
+            .items
+            .iter()
+            .take(limit)
+            .map(|d| d.to_string().into())
+            .collect();
+        serde_json::json!({
+            "count": self.items.len(),
+            "dropped_events": self.dropped_events(),
+            "by_kind": counts,
+            "messages": messages,
+            "messages_omitted": self.items.len().saturating_sub(limit),
+        })
+    }
+}

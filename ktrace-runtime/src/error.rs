@@ -1,0 +1,131 @@
+//! The one error type of this crate.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in ktrace-runtime.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A configuration or launch shape that cannot be traced.
+    #[error("ktrace: {0}")]
+    Config(String),
+
+    /// The trace buffer does not fit in the device's free memory.
+    #[error(
+        "ktrace: the trace buffer needs {asked} bytes ({slots} slots of {slot_bytes} bytes) but \
+         the device has {free} bytes free; shrink it with a smaller per-warp capacity (cap), \
+         fewer traced warps (WarpSampling::Mask/List) or fewer traced blocks \
+         (BlockSampling::Stride/First)"
+    )]
+    BufferTooLarge {
+        /// Bytes the buffer needs.
+        asked: u64,
+        /// Bytes free on the device.
+        free: u64,
+        /// Slots in the buffer.
+        slots: u64,
+        /// Bytes per slot.
+        slot_bytes: u64,
+    },
+
+    /// A CUDA driver call failed.
+    #[error("ktrace: CUDA driver error while {what}: {source}")]
+    Driver {
+        /// What ktrace was doing.
+        what: &'static str,
+        /// The driver's error.
+        source: cudarc::driver::DriverError,
+    },
+
+    /// Reading or writing a file failed.
+    #[error("ktrace: {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+
+    /// The file is not a ktrace capture.
+    #[error("ktrace: not a ktrace capture file (bad magic bytes {found:02x?})")]
+    BadMagic {
+        /// The first bytes of the file.
+        found: Vec<u8>,
+    },
+
+    /// The capture was written by a newer ktrace.
+    #[error(
+        "ktrace: capture format version {found} is newer than this ktrace reads (up to \
+         {supported}); upgrade ktrace"
+    )]
+    NewerFormat {
+        /// The version in the file.
+        found: u16,
+        /// The newest version this build reads.
+        supported: u16,
+    },
+
+    /// The capture holds a device buffer layout this build cannot decode.
+    #[error(
+        "ktrace: capture buffer layout version {found} is not supported (this ktrace decodes \
+         layout {supported})"
+    )]
+    UnsupportedLayout {
+        /// The layout version in the file.
+        found: u16,
+        /// The layout version this build decodes.
+        supported: u16,
+    },
+
+    /// The capture ends before a field it declares.
+    #[error(
+        "ktrace: capture truncated: {what} at byte {offset} needs {needed} bytes, only \
+         {available} left"
+    )]
+    Truncated {
+        /// The field or section.
+        what: String,
+        /// Where it starts.
+        offset: u64,
+        /// Bytes it needs.
+        needed: u64,
+        /// Bytes left in the file.
+        available: u64,
+    },
+
+    /// The capture is malformed.
+    #[error("ktrace: corrupt capture: {0}")]
+    Corrupt(String),
+
+    /// A raw buffer does not match the launch shape it is decoded with.
+    #[error(
+        "ktrace: raw buffer of {actual} bytes does not match the launch shape ({expected} bytes)"
+    )]
+    BufferSize {
+        /// Bytes the shape implies.
+        expected: u64,
+        /// Bytes given.
+        actual: u64,
+    },
+
+    /// Asked for a launch that is not there.
+    #[error("ktrace: no launch {asked} (the capture holds {available} launches)")]
+    NoSuchLaunch {
+        /// The launch asked for.
+        asked: u32,
+        /// Launches available.
+        available: usize,
+    },
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

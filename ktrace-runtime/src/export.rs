@@ -1,0 +1,245 @@
+//! Writing a launch's Chrome trace and summary files, streamed warp by warp
+//! and written atomically.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::capture::{DeviceInfo, LaunchCapture};
+use crate::chrome::{ChromeOptions, ChromeWriter};
+use crate::decode::{DecodeOptions, Decoder};
+use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::error::{Error, Result};
+use crate::regions::Regions;
+use crate::summary::{Summary, SummaryBuilder, SummaryOptions};
+
+/// Diagnostic messages kept in output files (counts cover all of them).
+const DIAGNOSTICS_IN_FILES: usize = 200;
+
+/// Everything that shapes the output files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// Decoding choices (the nominal clock is taken from the device info
+    /// when this leaves it 0).
+    pub decode: DecodeOptions,
+    /// Chrome trace layout.
+    pub chrome: ChromeOptions,
+    /// Summary choices.
+    pub summary: SummaryOptions,
+}
+
+/// What an export wrote.
+#[derive(Clone, Debug)]
+pub struct ExportReport {
+    /// The Chrome trace file.
+    pub trace_path: PathBuf,
+    /// The summary file.
+    pub summary_path: PathBuf,
+    /// Trace events written (complete, instant or begin/end events).
+    pub events: u64,
+    /// Warps decoded.
+    pub warps: usize,
+    /// Everything that went wrong.
+    pub diagnostics: Diagnostics,
+    /// The summary as written.
+    pub summary: Summary,
+}
+
+/// The summary file beside a trace: `trace_summary.json` for `trace.json`,
+/// `NAME_summary.json` for a name not ending in `.json`.
+pub fn summary_path(trace: &Path) -> PathBuf {
+    let s = trace.as_os_str().to_string_lossy();
+    match s.strip_suffix(".json") {
+        Some(base) => PathBuf::from(format!("{base}_summary.json")),
+        None => PathBuf::from(format!("{s}_summary.json")),
+    }
+}
+
+/// The trace file of launch `launch`: `base` itself for launch 0,
+/// `trace_launch3.json` for launch 3 of `trace.json`.
+pub fn launch_trace_path(base: &Path, launch: u32) -> PathBuf {
+    if launch == 0 {
+        return base.to_path_buf();
+    }
+    let s = base.as_os_str().to_string_lossy();
+    match s.strip_suffix(".json") {
+        Some(stem) => PathBuf::from(format!("{stem}_launch{launch}.json")),
+        None => PathBuf::from(format!("{s}_launch{launch}")),
+    }
+}
+
+/// Writes `path` through a temporary file in the same directory, renamed
+/// over `path` once complete, so readers never see a partial file.
+pub fn write_atomic(
+    path: &Path,
+    body: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| Error::Config(format!("{}: not a file name", path.display())))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.ktrace.tmp",
+        file_name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let f = File::create(&tmp)?;
+        let mut w = BufWriter::new(f);
+        body(&mut w)?;
+        w.flush()?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::io(path, e));
+    }
+    Ok(())
+}
+
+fn decode_options(opts: &ExportOptions, device: &DeviceInfo) -> DecodeOptions {
+    let mut d = opts.decode;
+    if d.nominal_clock_khz == 0 {
+        d.nominal_clock_khz = u64::from(device.clock_khz);
+    }
+    d
+}
+
+fn other_data(
+    dec: &Decoder<'_>,
+    device: &DeviceInfo,
+    diagnostics: &Diagnostics,
+    events: u64,
+    t0_ps: i64,
+) -> serde_json::Value {
+    let s = dec.shape();
+    let (ratio, source) = dec.device_ratio();
+    serde_json::json!({
+        "tool": concat!("ktrace ", env!("CARGO_PKG_VERSION")),
+        "launch": s.launch,
+        "grid": s.grid,
+        "block": s.block,
+        "warps_per_block": s.warps_per_block(),
+        "per_warp_cap": s.cap(),
+        "warp_mask": s.warp_mask,
+        "warps_traced": s.warps_traced(),
+        "block_stride": s.block_stride,
+        "blocks_traced": s.blocks_traced,
+        "device": device.name,
+        "sm_count": device.sm_count,
+        "nominal_clock_khz": device.clock_khz,
+        "clock_mhz_estimate": ratio.mhz(),
+        "clock_ratio": {"ns": ratio.ns, "cycles": ratio.cycles, "source": source.as_str()},
+        "origin_globaltimer_ns": dec.origin_globaltimer().to_string(),
+        "first_event_ps_from_origin": t0_ps,
+        "warps": dec.warp_count(),
+        "events": events,
+        "diagnostics": diagnostics.to_json(DIAGNOSTICS_IN_FILES),
+    })
+}
+
+fn build_summary(
+    trace: &Path,
+    dec: &Decoder<'_>,
+    builder: &SummaryBuilder,
+    regions: &Regions,
+    diagnostics: &Diagnostics,
+) -> Summary {
+    let s = dec.shape();
+    Summary {
+        trace: trace.display().to_string(),
+        display_time_unit: "ns".into(),
+        scale: 1e-3,
+        blocks: s.total_blocks(),
+        warps_per_block: s.warps_per_block(),
+        per_warp_cap: s.cap(),
+        launch: s.launch,
+        blocks_traced: s.blocks_traced,
+        warps_traced: s.warps_traced(),
+        percentile_method: "linear".into(),
+        regions: builder.region_stats(regions),
+        diagnostics: diagnostics.to_json(DIAGNOSTICS_IN_FILES),
+        per_block: builder.breakdown(regions),
+    }
+}
+
+/// Decodes a launch and computes its summary, writing nothing.
+pub fn summarize_launch(
+    launch: &LaunchCapture,
+    device: &DeviceInfo,
+    regions: &Regions,
+    opts: &ExportOptions,
+) -> Result<(Summary, Diagnostics)> {
+    let dec = Decoder::new(&launch.raw, &launch.shape, &decode_options(opts, device))?;
+    let mut builder = SummaryBuilder::new(opts.summary);
+    let mut diagnostics = dec.diagnostics().clone();
+    let mut unknown = std::collections::BTreeSet::new();
+    for w in dec.warps() {
+        builder.add_warp(&w);
+        diagnostics.extend(w.diagnostics.iter().cloned());
+        unknown.extend(
+            w.events
+                .iter()
+                .map(|e| e.region)
+                .filter(|&r| regions.get(r).is_none()),
+        );
+    }
+    diagnostics.extend(
+        unknown
+            .into_iter()
+            .map(|region| Diagnostic::UnknownRegion { region }),
+    );
+    let summary = build_summary(Path::new(""), &dec, &builder, regions, &diagnostics);
+    Ok((summary, diagnostics))
+}
+
+/// Decodes a launch and writes its Chrome trace to `trace_path` and its
+/// summary beside it ([`summary_path`]), one warp at a time.
+pub fn export_launch(
+    launch: &LaunchCapture,
+    device: &DeviceInfo,
+    regions: &Regions,
+    trace_path: &Path,
+    opts: &ExportOptions,
+) -> Result<ExportReport> {
+    let dec = Decoder::new(&launch.raw, &launch.shape, &decode_options(opts, device))?;
+    let t0 = dec.first_event_of_launch().unwrap_or(0);
+    let mut builder = SummaryBuilder::new(opts.summary);
+    let mut diagnostics = dec.diagnostics().clone();
+    let mut events = 0;
+    write_atomic(trace_path, |w| {
+        let mut cw = ChromeWriter::begin(&mut *w, regions, opts.chrome, t0)?;
+        for warp in dec.warps() {
+            cw.warp(&warp)?;
+            builder.add_warp(&warp);
+            diagnostics.extend(warp.diagnostics.iter().cloned());
+        }
+        for &r in cw.unknown_regions() {
+            diagnostics.push(Diagnostic::UnknownRegion { region: r });
+        }
+        events = cw.events_written();
+        let other = other_data(&dec, device, &diagnostics, events, t0);
+        cw.finish(&other)?;
+        Ok(())
+    })?;
+    let summary_path = summary_path(trace_path);
+    let summary = build_summary(trace_path, &dec, &builder, regions, &diagnostics);
+    write_atomic(&summary_path, |w| {
+        serde_json::to_writer_pretty(&mut *w, &summary).map_err(io::Error::other)?;
+        w.write_all(b"\n")
+    })?;
+    Ok(ExportReport {
+        trace_path: trace_path.to_path_buf(),
+        summary_path,
+        events,
+        warps: dec.warp_count(),
+        diagnostics,
+        summary,
+    })
+}

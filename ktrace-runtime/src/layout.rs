@@ -1,0 +1,285 @@
+//! The device buffer layout, as declared in `ktrace_layout.h`.
+//!
+//! Every constant, size and field offset here is checked against the C header
+//! by this crate's `layout` test, which compiles a small C program that
+//! includes the header and prints what the C compiler sees. Host and device
+//! cannot drift apart without that test failing.
+//!
+//! The buffer is an array of slots, one per traced warp; a slot is 64 bytes of
+//! [`SlotMeta`] followed by `cap` 8-byte [`Event`]s. Everything is
+//! little-endian.
+
+use std::mem::{offset_of, size_of};
+
+/// `KTRACE_LAYOUT_VERSION`: bumped whenever the layout changes meaning.
+pub const LAYOUT_VERSION: u32 = 1;
+
+/// `KTRACE_EVENT_BEGIN`: the event type of a region's begin.
+pub const EVENT_BEGIN: u16 = 0;
+/// `KTRACE_EVENT_END`: the event type of a region's end.
+pub const EVENT_END: u16 = 1;
+/// `KTRACE_EVENT_MARK`: the event type of an instant mark.
+pub const EVENT_MARK: u16 = 2;
+
+/// `KTRACE_OPEN_MAGIC` ("KTRO"): written to `open_magic` when a warp opens.
+pub const OPEN_MAGIC: u32 = 0x4f52_544b;
+/// `KTRACE_FLUSH_MAGIC` ("KTRF"): written to `flush_magic` when a warp flushes.
+pub const FLUSH_MAGIC: u32 = 0x4652_544b;
+
+/// `KTRACE_REGION_UNKNOWN`: the region id that no region has.
+pub const REGION_UNKNOWN: u16 = 0xffff;
+
+/// `KTRACE_MIN_CAP`: the smallest per-warp event capacity.
+pub const MIN_CAP: u32 = 32;
+/// `KTRACE_MAX_CAP`: the largest per-warp event capacity.
+pub const MAX_CAP: u32 = 1 << 24;
+
+/// Bytes of slot metadata (`sizeof(ktrace_slot_meta)`).
+pub const META_BYTES: usize = size_of::<SlotMeta>();
+/// Bytes of one event (`sizeof(ktrace_event)`).
+pub const EVENT_BYTES: usize = size_of::<Event>();
+
+/// Threads in a warp.
+pub const WARP_SIZE: u32 = 32;
+
+/// Per-slot metadata (`ktrace_slot_meta`), 64 bytes.
+///
+/// The first 32 bytes are written when the warp opens its context, the last
+/// 32 when it flushes. A slot whose `open_magic` is not [`OPEN_MAGIC`] was
+/// never opened; one without [`FLUSH_MAGIC`] was opened but never flushed.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SlotMeta {
+    /// `%globaltimer` at open, in nanoseconds.
+    pub init_globaltimer: u64,
+    /// `%clock64` at open, in SM cycles.
+    pub init_clock64: u64,
+    /// Linear block index `x + y*gx + z*gx*gy`.
+    pub block_linear: u32,
+    /// Warp index within the block.
+    pub warp: u16,
+    /// `%smid` of the SM the warp ran on.
+    pub smid: u16,
+    /// [`OPEN_MAGIC`] once opened.
+    pub open_magic: u32,
+    /// Zero.
+    pub reserved0: u32,
+    /// `%globaltimer` at flush, in nanoseconds.
+    pub final_globaltimer: u64,
+    /// `%clock64` at flush.
+    pub final_clock64: u64,
+    /// Events recorded; may exceed the capacity (the ring kept the newest).
+    pub count: u32,
+    /// [`FLUSH_MAGIC`] once flushed.
+    pub flush_magic: u32,
+    /// Zero.
+    pub reserved1: u64,
+}
+
+fn u16_at(b: &[u8], off: usize) -> u16 {
+    u16::from_le_bytes([b[off], b[off + 1]])
+}
+
+fn u32_at(b: &[u8], off: usize) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[off..off + 4]);
+    u32::from_le_bytes(a)
+}
+
+fn u64_at(b: &[u8], off: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[off..off + 8]);
+    u64::from_le_bytes(a)
+}
+
+impl SlotMeta {
+    /// Reads the metadata from its 64 little-endian bytes.
+    pub fn from_bytes(b: &[u8; META_BYTES]) -> Self {
+        SlotMeta {
+            init_globaltimer: u64_at(b, offset_of!(SlotMeta, init_globaltimer)),
+            init_clock64: u64_at(b, offset_of!(SlotMeta, init_clock64)),
+            block_linear: u32_at(b, offset_of!(SlotMeta, block_linear)),
+            warp: u16_at(b, offset_of!(SlotMeta, warp)),
+            smid: u16_at(b, offset_of!(SlotMeta, smid)),
+            open_magic: u32_at(b, offset_of!(SlotMeta, open_magic)),
+            reserved0: u32_at(b, offset_of!(SlotMeta, reserved0)),
+            final_globaltimer: u64_at(b, offset_of!(SlotMeta, final_globaltimer)),
+            final_clock64: u64_at(b, offset_of!(SlotMeta, final_clock64)),
+            count: u32_at(b, offset_of!(SlotMeta, count)),
+            flush_magic: u32_at(b, offset_of!(SlotMeta, flush_magic)),
+            reserved1: u64_at(b, offset_of!(SlotMeta, reserved1)),
+        }
+    }
+
+    /// Writes the metadata as the device does, 64 little-endian bytes.
+    pub fn to_bytes(&self) -> [u8; META_BYTES] {
+        let mut b = [0u8; META_BYTES];
+        let mut put = |off: usize, v: &[u8]| b[off..off + v.len()].copy_from_slice(v);
+        put(
+            offset_of!(SlotMeta, init_globaltimer),
+            &self.init_globaltimer.to_le_bytes(),
+        );
+        put(
+            offset_of!(SlotMeta, init_clock64),
+            &self.init_clock64.to_le_bytes(),
+        );
+        put(
+            offset_of!(SlotMeta, block_linear),
+            &self.block_linear.to_le_bytes(),
+        );
+        put(offset_of!(SlotMeta, warp), &self.warp.to_le_bytes());
+        put(offset_of!(SlotMeta, smid), &self.smid.to_le_bytes());
+        put(
+            offset_of!(SlotMeta, open_magic),
+            &self.open_magic.to_le_bytes(),
+        );
+        put(
+            offset_of!(SlotMeta, reserved0),
+            &self.reserved0.to_le_bytes(),
+        );
+        put(
+            offset_of!(SlotMeta, final_globaltimer),
+            &self.final_globaltimer.to_le_bytes(),
+        );
+        put(
+            offset_of!(SlotMeta, final_clock64),
+            &self.final_clock64.to_le_bytes(),
+        );
+        put(offset_of!(SlotMeta, count), &self.count.to_le_bytes());
+        put(
+            offset_of!(SlotMeta, flush_magic),
+            &self.flush_magic.to_le_bytes(),
+        );
+        put(
+            offset_of!(SlotMeta, reserved1),
+            &self.reserved1.to_le_bytes(),
+        );
+        b
+    }
+
+    /// Whether the warp opened this slot.
+    pub fn is_opened(&self) -> bool {
+        self.open_magic == OPEN_MAGIC
+    }
+
+    /// Whether the warp flushed this slot (its count and final timers are set).
+    pub fn is_flushed(&self) -> bool {
+        self.flush_magic == FLUSH_MAGIC
+    }
+}
+
+/// The kind of an event (the `type` field of `ktrace_event`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EventKind {
+    /// A region begins.
+    Begin,
+    /// A region ends.
+    End,
+    /// An instant mark.
+    Mark,
+}
+
+impl EventKind {
+    /// The kind for a raw `type` value, if it is one of the three.
+    pub fn from_raw(raw: u16) -> Option<Self> {
+        match raw {
+            EVENT_BEGIN => Some(EventKind::Begin),
+            EVENT_END => Some(EventKind::End),
+            EVENT_MARK => Some(EventKind::Mark),
+            _ => None,
+        }
+    }
+
+    /// The raw `type` value.
+    pub fn raw(self) -> u16 {
+        match self {
+            EventKind::Begin => EVENT_BEGIN,
+            EventKind::End => EVENT_END,
+            EventKind::Mark => EVENT_MARK,
+        }
+    }
+
+    /// Order of events at the same instant: begin, then mark, then end.
+    pub fn tie_rank(self) -> u8 {
+        match self {
+            EventKind::Begin => 0,
+            EventKind::Mark => 1,
+            EventKind::End => 2,
+        }
+    }
+}
+
+/// One raw event (`ktrace_event`), 8 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Event {
+    /// The low 32 bits of `%clock` when the event was recorded.
+    pub clock: u32,
+    /// The region id, from the generated region table.
+    pub region: u16,
+    /// The event type (`type` in C): see [`EventKind`].
+    pub kind: u16,
+}
+
+impl Event {
+    /// Reads an event from its 8 little-endian bytes.
+    pub fn from_bytes(b: &[u8; EVENT_BYTES]) -> Self {
+        Event {
+            clock: u32_at(b, offset_of!(Event, clock)),
+            region: u16_at(b, offset_of!(Event, region)),
+            kind: u16_at(b, offset_of!(Event, kind)),
+        }
+    }
+
+    /// The event's 8 little-endian bytes, as the device stores them.
+    pub fn to_bytes(&self) -> [u8; EVENT_BYTES] {
+        let mut b = [0u8; EVENT_BYTES];
+        b[offset_of!(Event, clock)..][..4].copy_from_slice(&self.clock.to_le_bytes());
+        b[offset_of!(Event, region)..][..2].copy_from_slice(&self.region.to_le_bytes());
+        b[offset_of!(Event, kind)..][..2].copy_from_slice(&self.kind.to_le_bytes());
+        b
+    }
+}
+
+/// The kernel parameter that carries tracing into a kernel (`ktrace_arg`),
+/// passed by value. `buffer == 0` means tracing is off for the launch.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KtraceArg {
+    /// Device address of slot 0, or 0.
+    pub buffer: u64,
+    /// Bit `w` set: warp `w` of a traced block is traced.
+    pub warp_mask: u32,
+    /// Number of traced warps per block (popcount of the mask).
+    pub warps_traced: u32,
+    /// Blocks whose linear index is a multiple of this are traced (at least 1).
+    pub block_stride: u32,
+    /// Traced blocks that have a slot; later ones are skipped.
+    pub blocks_traced: u32,
+    /// The per-warp capacity is `1 << cap_log2`.
+    pub cap_log2: u32,
+    /// Launch index within the session.
+    pub launch: u32,
+}
+
+// SAFETY: `KtraceArg` is `#[repr(C)]`, made only of integers, with the size,
+// alignment and field offsets of `ktrace_arg` (checked by the layout test).
+unsafe impl cudarc::driver::DeviceRepr for KtraceArg {}
+
+impl KtraceArg {
+    /// The argument that turns tracing off: a null buffer.
+    pub const OFF: KtraceArg = KtraceArg {
+        buffer: 0,
+        warp_mask: 0,
+        warps_traced: 0,
+        block_stride: 1,
+        blocks_traced: 0,
+        cap_log2: 0,
+        launch: 0,
+    };
+}
+
+/// Bytes of one slot for a per-warp capacity of `1 << cap_log2` events.
+pub fn slot_bytes(cap_log2: u32) -> u64 {
+    META_BYTES as u64 + ((EVENT_BYTES as u64) << cap_log2)
+}

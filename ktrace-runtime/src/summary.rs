@@ -1,0 +1,429 @@
+//! Per-region statistics of matched begin/end spans.
+//!
+//! Durations are in microseconds. Percentiles are exact, computed from the
+//! sorted durations by linear interpolation between the closest ranks (the
+//! "linear" method of NumPy and R type 7: the p-th percentile of `n` sorted
+//! values sits at rank `p/100 * (n-1)`). The histogram has equal-width bins
+//! from the minimum to the maximum duration.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::decode::WarpTrace;
+use crate::regions::Regions;
+
+/// Extra breakdowns in the summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Breakdown {
+    /// Launch-wide statistics only.
+    #[default]
+    None,
+    /// Also per block.
+    PerBlock,
+    /// Also per block and per warp.
+    PerWarp,
+}
+
+/// Summary choices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SummaryOptions {
+    /// Histogram bins (default 128).
+    pub hist_bins: usize,
+    /// Extra breakdowns.
+    pub breakdown: Breakdown,
+}
+
+impl Default for SummaryOptions {
+    fn default() -> Self {
+        SummaryOptions {
+            hist_bins: 128,
+            breakdown: Breakdown::None,
+        }
+    }
+}
+
+/// Percentiles of a region's durations, in µs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[allow(missing_docs)]
+pub struct Percentiles {
+    pub p5: f64,
+    pub p10: f64,
+    pub p25: f64,
+    pub p50: f64,
+    pub p75: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+}
+
+/// A histogram of durations: `bins` equal bins from `min` to `max` µs, each
+/// with the fraction of spans that fall in it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Histogram {
+    /// Number of bins.
+    pub bins: usize,
+    /// Lower edge of the first bin, µs.
+    pub min: f64,
+    /// Upper edge of the last bin, µs.
+    pub max: f64,
+    /// Fraction of spans per bin.
+    pub prob: Vec<f64>,
+}
+
+/// Statistics of one region's spans.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RegionStats {
+    /// Region id.
+    pub region: u16,
+    /// Region name.
+    pub name: String,
+    /// Number of spans.
+    pub count: u64,
+    /// Mean duration, µs.
+    pub mean_dur: f64,
+    /// Coefficient of variation (sample standard deviation over mean); null
+    /// with fewer than two spans or a zero mean.
+    pub cv_dur: Option<f64>,
+    /// Shortest, µs.
+    pub min_dur: f64,
+    /// Longest, µs.
+    pub max_dur: f64,
+    /// Population variance, µs².
+    pub var_dur_pop: f64,
+    /// Sample variance, µs² (0 with one span).
+    pub var_dur_sample: f64,
+    /// Percentiles, µs.
+    pub percentiles: Percentiles,
+    /// Histogram.
+    pub hist: Histogram,
+}
+
+/// Count and total, min and max duration of a region in one block or warp.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RegionTotals {
+    /// Region id.
+    pub region: u16,
+    /// Region name.
+    pub name: String,
+    /// Number of spans.
+    pub count: u64,
+    /// Sum of durations, µs.
+    pub total_dur: f64,
+    /// Mean duration, µs.
+    pub mean_dur: f64,
+    /// Shortest, µs.
+    pub min_dur: f64,
+    /// Longest, µs.
+    pub max_dur: f64,
+}
+
+/// Per-block (and optionally per-warp) totals.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlockBreakdown {
+    /// Linear block index.
+    pub block: u32,
+    /// SM of the block's first traced warp.
+    pub sm: u16,
+    /// Totals per region.
+    pub regions: Vec<RegionTotals>,
+    /// Per warp, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub warps: Option<Vec<WarpBreakdown>>,
+}
+
+/// Per-warp totals.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WarpBreakdown {
+    /// Warp index within the block.
+    pub warp: u16,
+    /// Totals per region.
+    pub regions: Vec<RegionTotals>,
+}
+
+/// The summary file's content (`trace_summary.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// The trace file this summarises.
+    pub trace: String,
+    /// Always "ns", as in the trace.
+    #[serde(rename = "displayTimeUnit")]
+    pub display_time_unit: String,
+    /// Factor from nanoseconds to the unit of durations here (µs): 0.001.
+    pub scale: f64,
+    /// Blocks in the grid.
+    pub blocks: u64,
+    /// Warps per block.
+    pub warps_per_block: u32,
+    /// Per-warp event capacity.
+    pub per_warp_cap: u32,
+    /// Launch index.
+    pub launch: u32,
+    /// Blocks traced.
+    pub blocks_traced: u32,
+    /// Warps traced per traced block.
+    pub warps_traced: u32,
+    /// How percentiles are computed.
+    pub percentile_method: String,
+    /// Per-region statistics, by region id.
+    pub regions: Vec<RegionStats>,
+    /// Diagnostics (counts per kind and the first messages).
+    pub diagnostics: serde_json::Value,
+    /// Per-block breakdown, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub per_block: Option<Vec<BlockBreakdown>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Acc {
+    count: u64,
+    total: u128,
+    min: u64,
+    max: u64,
+}
+
+impl Acc {
+    fn new() -> Self {
+        Acc {
+            count: 0,
+            total: 0,
+            min: u64::MAX,
+            max: 0,
+        }
+    }
+    fn add(&mut self, d: u64) {
+        self.count += 1;
+        self.total += u128::from(d);
+        self.min = self.min.min(d);
+        self.max = self.max.max(d);
+    }
+}
+
+type Totals = BTreeMap<u16, Acc>;
+
+/// Collects span durations warp by warp.
+#[derive(Debug, Default)]
+pub struct SummaryBuilder {
+    opts: SummaryOptions,
+    durations: BTreeMap<u16, Vec<u64>>,
+    blocks: BTreeMap<u32, (u16, Totals, BTreeMap<u16, Totals>)>,
+}
+
+fn us(ps: f64) -> f64 {
+    ps / 1e6
+}
+
+impl SummaryBuilder {
+    /// An empty builder.
+    pub fn new(opts: SummaryOptions) -> Self {
+        SummaryBuilder {
+            opts,
+            ..Default::default()
+        }
+    }
+
+    /// Adds one warp's spans.
+    pub fn add_warp(&mut self, w: &WarpTrace) {
+        for s in &w.spans {
+            self.durations.entry(s.region).or_default().push(s.dur_ps());
+        }
+        if self.opts.breakdown == Breakdown::None {
+            return;
+        }
+        let entry = self
+            .blocks
+            .entry(w.id.block)
+            .or_insert_with(|| (w.id.sm, Totals::new(), BTreeMap::new()));
+        for s in &w.spans {
+            entry
+                .1
+                .entry(s.region)
+                .or_insert_with(Acc::new)
+                .add(s.dur_ps());
+            if self.opts.breakdown == Breakdown::PerWarp {
+                entry
+                    .2
+                    .entry(w.id.warp)
+                    .or_default()
+                    .entry(s.region)
+                    .or_insert_with(Acc::new)
+                    .add(s.dur_ps());
+            }
+        }
+    }
+
+    /// Per-region statistics of everything added.
+    pub fn region_stats(&self, regions: &Regions) -> Vec<RegionStats> {
+        self.durations
+            .iter()
+            .filter(|(_, d)| !d.is_empty())
+            .map(|(&id, d)| region_stats(id, &regions.name(id), d, self.opts.hist_bins))
+            .collect()
+    }
+
+    /// The per-block breakdown, if one was asked for.
+    pub fn breakdown(&self, regions: &Regions) -> Option<Vec<BlockBreakdown>> {
+        if self.opts.breakdown == Breakdown::None {
+            return None;
+        }
+        let totals = |t: &Totals| -> Vec<RegionTotals> {
+            t.iter()
+                .map(|(&id, a)| RegionTotals {
+                    region: id,
+                    name: regions.name(id).into_owned(),
+                    count: a.count,
+                    total_dur: us(a.total as f64),
+                    mean_dur: us(a.total as f64 / a.count as f64),
+                    min_dur: us(a.min as f64),
+                    max_dur: us(a.max as f64),
+                })
+                .collect()
+        };
+        Some(
+            self.blocks
+                .iter()
+                .map(|(&block, (sm, t, warps))| BlockBreakdown {
+                    block,
+                    sm: *sm,
+                    regions: totals(t),
+                    warps: (self.opts.breakdown == Breakdown::PerWarp).then(|| {
+                        warps
+                            .iter()
+                            .map(|(&warp, t)| WarpBreakdown {
+                                warp,
+                                regions: totals(t),
+                            })
+                            .collect()
+                    }),
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Statistics of one region's durations (in picoseconds, any order).
+pub fn region_stats(region: u16, name: &str, durations_ps: &[u64], bins: usize) -> RegionStats {
+    let mut d: Vec<u64> = durations_ps.to_vec();
+    d.sort_unstable();
+    let n = d.len();
+    let bins = bins.max(1);
+    if n == 0 {
+        return RegionStats {
+            region,
+            name: name.to_string(),
+            count: 0,
+            mean_dur: 0.0,
+            cv_dur: None,
+            min_dur: 0.0,
+            max_dur: 0.0,
+            var_dur_pop: 0.0,
+            var_dur_sample: 0.0,
+            percentiles: Percentiles {
+                p5: 0.0,
+                p10: 0.0,
+                p25: 0.0,
+                p50: 0.0,
+                p75: 0.0,
+                p90: 0.0,
+                p95: 0.0,
+                p99: 0.0,
+            },
+            hist: Histogram {
+                bins,
+                min: 0.0,
+                max: 0.0,
+                prob: vec![0.0; bins],
+            },
+        };
+    }
+    let total: u128 = d.iter().map(|&x| u128::from(x)).sum();
+    let mean_ps = total as f64 / n as f64;
+    let ss: f64 = d
+        .iter()
+        .map(|&x| {
+            let dev = us(x as f64 - mean_ps);
+            dev * dev
+        })
+        .sum();
+    let var_pop = ss / n as f64;
+    let var_sample = if n > 1 { ss / (n - 1) as f64 } else { 0.0 };
+    let mean = us(mean_ps);
+    let cv = (n > 1 && mean > 0.0).then(|| var_sample.sqrt() / mean);
+    let pct = |p: u64| -> f64 {
+        // Rank p/100 * (n-1), split into integer and fraction exactly.
+        let num = p * (n as u64 - 1);
+        let lo = (num / 100) as usize;
+        let frac = (num % 100) as f64 / 100.0;
+        let a = d[lo] as f64;
+        let b = d[(lo + 1).min(n - 1)] as f64;
+        us(a + (b - a) * frac)
+    };
+    let (min, max) = (d[0], d[n - 1]);
+    let mut hist = vec![0u64; bins];
+    for &x in &d {
+        let i = if max > min {
+            ((u128::from(x - min) * bins as u128) / u128::from(max - min)) as usize
+        } else {
+            0
+        };
+        hist[i.min(bins - 1)] += 1;
+    }
+    RegionStats {
+        region,
+        name: name.to_string(),
+        count: n as u64,
+        mean_dur: mean,
+        cv_dur: cv,
+        min_dur: us(min as f64),
+        max_dur: us(max as f64),
+        var_dur_pop: var_pop,
+        var_dur_sample: var_sample,
+        percentiles: Percentiles {
+            p5: pct(5),
+            p10: pct(10),
+            p25: pct(25),
+            p50: pct(50),
+            p75: pct(75),
+            p90: pct(90),
+            p95: pct(95),
+            p99: pct(99),
+        },
+        hist: Histogram {
+            bins,
+            min: us(min as f64),
+            max: us(max as f64),
+            prob: hist.iter().map(|&c| c as f64 / n as f64).collect(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_linear() {
+        // 1..=10 µs.
+        let d: Vec<u64> = (1..=10).map(|x| x * 1_000_000).collect();
+        let s = region_stats(0, "r", &d, 10);
+        assert_eq!(s.count, 10);
+        assert_eq!(s.mean_dur, 5.5);
+        assert_eq!(s.min_dur, 1.0);
+        assert_eq!(s.max_dur, 10.0);
+        assert_eq!(s.percentiles.p50, 5.5);
+        assert!((s.percentiles.p90 - 9.1).abs() < 1e-12);
+        assert!((s.percentiles.p5 - 1.45).abs() < 1e-12);
+        assert!((s.var_dur_pop - 8.25).abs() < 1e-12);
+        assert!((s.var_dur_sample - 55.0 / 6.0).abs() < 1e-12);
+        assert!((s.hist.prob.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        assert_eq!(s.hist.prob[9], 0.1);
+    }
+
+    #[test]
+    fn single_span() {
+        let s = region_stats(3, "x", &[20_202], 4);
+        assert_eq!(s.cv_dur, None);
+        assert_eq!(s.percentiles.p99, 0.020202);
+        assert_eq!(s.hist.prob, vec![1.0, 0.0, 0.0, 0.0]);
+    }
+}

@@ -1,0 +1,258 @@
+//! Synthetic trace buffers in the exact device layout, for tests, benchmarks
+//! and fuzzers. Writes slots the way `ktrace.cuh` does, through the
+//! [`layout`](crate::layout) types (themselves checked against the C header).
+
+use crate::capture::LaunchCapture;
+use crate::layout::{Event, EventKind, SlotMeta, FLUSH_MAGIC, META_BYTES, OPEN_MAGIC};
+use crate::shape::LaunchShape;
+
+/// A zeroed buffer for a launch shape, filled warp by warp.
+#[derive(Clone, Debug)]
+pub struct SynthLaunch {
+    /// The shape.
+    pub shape: LaunchShape,
+    /// The buffer bytes.
+    pub raw: Vec<u8>,
+}
+
+/// One warp's recording: when it opened, its clock rate, its events and
+/// whether (and when) it flushed.
+#[derive(Clone, Debug)]
+pub struct SynthWarp {
+    /// Linear block index.
+    pub block: u32,
+    /// Warp index within the block.
+    pub warp: u32,
+    /// SM id.
+    pub sm: u16,
+    /// `%globaltimer` at open, ns.
+    pub init_gt: u64,
+    /// `%clock64` at open.
+    pub init_clk: u64,
+    /// Clock rate: `cycles` cycles per `ns` nanoseconds.
+    pub ns: u64,
+    /// See `ns`.
+    pub cycles: u64,
+    /// Events: (cycles after open, region, kind). Written in time order
+    /// (events at the same cycle in the order given).
+    pub events: Vec<(u64, u16, EventKind)>,
+    /// Flush time in cycles after open; `None` never flushes.
+    pub flush_at: Option<u64>,
+}
+
+/// A globaltimer value of the size real GPUs report.
+pub const BASE_GT: u64 = 1_800_000_000_000_000_000;
+
+impl SynthWarp {
+    /// Warp `warp` of block `block` at 2 GHz, opened at a realistic
+    /// globaltimer, flushed 100 cycles after its last event.
+    pub fn new(block: u32, warp: u32) -> Self {
+        SynthWarp {
+            block,
+            warp,
+            sm: (block % 132) as u16,
+            init_gt: BASE_GT + u64::from(block) * 1000 + u64::from(warp) * 10,
+            init_clk: 1_000_000 + u64::from(block) * 7919,
+            ns: 1,
+            cycles: 2,
+            events: Vec::new(),
+            flush_at: Some(0),
+        }
+    }
+
+    /// Sets the SM.
+    pub fn sm(mut self, sm: u16) -> Self {
+        self.sm = sm;
+        self
+    }
+
+    /// Sets the open timers.
+    pub fn open_at(mut self, gt: u64, clk: u64) -> Self {
+        self.init_gt = gt;
+        self.init_clk = clk;
+        self
+    }
+
+    /// Sets the clock rate: `cycles` cycles per `ns` nanoseconds.
+    pub fn rate(mut self, ns: u64, cycles: u64) -> Self {
+        self.ns = ns;
+        self.cycles = cycles;
+        self
+    }
+
+    /// Records an event `at` cycles after open.
+    pub fn event(mut self, at: u64, region: u16, kind: EventKind) -> Self {
+        self.events.push((at, region, kind));
+        if let Some(f) = self.flush_at.as_mut() {
+            *f = (*f).max(at + 100);
+        }
+        self
+    }
+
+    /// Records a begin.
+    pub fn begin(self, at: u64, region: u16) -> Self {
+        self.event(at, region, EventKind::Begin)
+    }
+
+    /// Records an end.
+    pub fn end(self, at: u64, region: u16) -> Self {
+        self.event(at, region, EventKind::End)
+    }
+
+    /// Records a mark.
+    pub fn mark(self, at: u64, region: u16) -> Self {
+        self.event(at, region, EventKind::Mark)
+    }
+
+    /// Records a begin at `start` and an end at `end`.
+    pub fn span(self, start: u64, end: u64, region: u16) -> Self {
+        self.begin(start, region).end(end, region)
+    }
+
+    /// Flushes `at` cycles after open.
+    pub fn flush_at(mut self, at: u64) -> Self {
+        self.flush_at = Some(at);
+        self
+    }
+
+    /// Never flushes.
+    pub fn never_flushed(mut self) -> Self {
+        self.flush_at = None;
+        self
+    }
+
+    /// Nanoseconds in `cycles` cycles at this warp's rate, rounded down.
+    pub fn ns_at(&self, cycles: u64) -> u64 {
+        (u128::from(cycles) * u128::from(self.ns) / u128::from(self.cycles.max(1))) as u64
+    }
+}
+
+impl SynthLaunch {
+    /// A zeroed buffer for `shape`.
+    pub fn new(shape: LaunchShape) -> Self {
+        let bytes = shape.buffer_bytes().unwrap_or(0) as usize;
+        SynthLaunch {
+            shape,
+            raw: vec![0; bytes],
+        }
+    }
+
+    /// Writes a warp's slot as the device would. Returns false (writing
+    /// nothing) when the shape does not trace that warp.
+    pub fn write(&mut self, w: &SynthWarp) -> bool {
+        let Some(slot) = self.shape.slot_of(u64::from(w.block), w.warp) else {
+            return false;
+        };
+        let base = slot as usize * self.shape.slot_bytes() as usize;
+        let cap = self.shape.cap() as usize;
+        let mut meta = SlotMeta {
+            init_globaltimer: w.init_gt,
+            init_clock64: w.init_clk,
+            block_linear: w.block,
+            warp: w.warp as u16,
+            smid: w.sm,
+            open_magic: OPEN_MAGIC,
+            ..SlotMeta::default()
+        };
+        // The device records in time order; keep the given order at ties.
+        let mut events = w.events.clone();
+        events.sort_by_key(|e| e.0);
+        for (i, &(at, region, kind)) in events.iter().enumerate() {
+            let e = Event {
+                clock: (w.init_clk + at) as u32,
+                region,
+                kind: kind.raw(),
+            };
+            let off = base + META_BYTES + (i & (cap - 1)) * 8;
+            self.raw[off..off + 8].copy_from_slice(&e.to_bytes());
+        }
+        if let Some(f) = w.flush_at {
+            meta.final_globaltimer = w.init_gt + w.ns_at(f);
+            meta.final_clock64 = w.init_clk + f;
+            meta.count = w.events.len() as u32;
+            meta.flush_magic = FLUSH_MAGIC;
+        }
+        self.raw[base..base + META_BYTES].copy_from_slice(&meta.to_bytes());
+        true
+    }
+
+    /// Writes a warp and returns the launch, for chaining.
+    pub fn with(mut self, w: SynthWarp) -> Self {
+        self.write(&w);
+        self
+    }
+
+    /// The launch as a capture.
+    pub fn into_capture(self) -> LaunchCapture {
+        LaunchCapture {
+            shape: self.shape,
+            raw: self.raw,
+        }
+    }
+}
+
+/// Region table of [`sample_capture`]: region 5 is deliberately unnamed.
+pub const SAMPLE_REGIONS: &[(u16, &str)] = &[(0, "load"), (1, "mma"), (2, "tick")];
+
+/// One launch of the sample: three blocks of two warps, ring of 32. `slow`
+/// stretches the "mma" spans by that many cycles (for before/after diffs).
+pub fn sample_launch(launch: u32, slow: u64) -> LaunchCapture {
+    use crate::shape::{BlockSampling, WarpSampling};
+    let mut shape = LaunchShape::new(
+        [3, 1, 1],
+        [64, 1, 1],
+        32,
+        &WarpSampling::All,
+        BlockSampling::All,
+    )
+    .unwrap_or_else(|_| unreachable!("the sample shape is valid"));
+    shape.launch = launch;
+    let mut busy = SynthWarp::new(1, 0).sm(9);
+    for i in 0..20 {
+        busy = busy.span(100 + i * 400, 100 + i * 400 + 30 + i * 2 + slow, 1);
+    }
+    SynthLaunch::new(shape)
+        .with(
+            SynthWarp::new(0, 0)
+                .sm(4)
+                .span(100, 400, 0)
+                .begin(450, 1)
+                .span(500, 540, 5)
+                .mark(1000, 2)
+                .end(1450 + slow, 1)
+                .span(1500 + slow, 2600 + 2 * slow, 1),
+        )
+        .with(
+            SynthWarp::new(0, 1)
+                .sm(4)
+                .span(120, 380, 0)
+                .begin(460, 1)
+                .mark(900, 2)
+                .end(1400 + slow, 1),
+        )
+        .with(busy)
+        .with(SynthWarp::new(1, 1).sm(9).span(100, 300, 0).never_flushed())
+        .with(
+            SynthWarp::new(2, 0)
+                .sm(2)
+                .open_at(BASE_GT + 2000, 77_000)
+                .begin(40, 0)
+                .span(60, 700 + slow, 1),
+        )
+        .into_capture()
+}
+
+/// A small capture of two launches (the second with slower "mma" spans)
+/// covering nesting, marks, ring overflow, an unmatched begin, a
+/// never-flushed warp, an unopened slot and an unnamed region.
+pub fn sample_capture() -> crate::capture::Capture {
+    crate::capture::Capture {
+        device: crate::capture::DeviceInfo {
+            name: "Synthetic GPU".into(),
+            sm_count: 132,
+            clock_khz: 1_980_000,
+        },
+        regions: crate::regions::Regions::from_table(SAMPLE_REGIONS),
+        launches: vec![sample_launch(0, 0), sample_launch(1, 200)],
+    }
+}

@@ -1,0 +1,187 @@
+//! Capture files: save, load, decode the same; bad files are errors, never
+//! panics or huge allocations.
+
+use std::path::PathBuf;
+
+use ktrace_runtime::capture::{Capture, FORMAT_VERSION, MAGIC};
+use ktrace_runtime::synth::sample_capture;
+use ktrace_runtime::{decode, DecodeOptions, Error};
+
+fn bytes_of(c: &Capture) -> Vec<u8> {
+    let mut v = Vec::new();
+    c.write_to(&mut v).unwrap();
+    v
+}
+
+/// The fixture in the repository's `tests/data` (written with
+/// `KTRACE_BLESS=1`): a capture in format version 1 that every later version
+/// must keep reading.
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/sample_v1.ktrace")
+}
+
+#[test]
+fn save_load_decode_identical() {
+    let cap = sample_capture();
+    let dir = std::env::temp_dir().join(format!("ktrace-capture-{}", std::process::id()));
+    let path = dir.join("sub/sample.ktrace");
+    cap.save(&path).unwrap();
+    let back = Capture::read(&path).unwrap();
+    assert_eq!(back, cap);
+    for (a, b) in cap.launches.iter().zip(&back.launches) {
+        let opts = DecodeOptions::default();
+        assert_eq!(
+            decode(&a.raw, &a.shape, &opts).unwrap(),
+            decode(&b.raw, &b.shape, &opts).unwrap()
+        );
+    }
+    assert_eq!(back.launch(1).unwrap().shape.launch, 1);
+    assert!(matches!(
+        back.launch(7),
+        Err(Error::NoSuchLaunch { asked: 7, .. })
+    ));
+    // No temporary file left behind.
+    let left: Vec<_> = std::fs::read_dir(dir.join("sub")).unwrap().collect();
+    assert_eq!(left.len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn fixture_still_reads() {
+    let cap = sample_capture();
+    let path = fixture();
+    if std::env::var_os("KTRACE_BLESS").is_some_and(|v| v == "1") {
+        cap.save(&path).unwrap();
+    }
+    if !path.parent().unwrap().exists() {
+        eprintln!("no tests/data beside this crate (packaged build); skipped");
+        return;
+    }
+    let back = Capture::read(&path)
+        .unwrap_or_else(|e| panic!("{e}; run with KTRACE_BLESS=1 to create the fixture"));
+    assert_eq!(back, cap);
+}
+
+#[test]
+fn every_truncation_is_an_error() {
+    let b = bytes_of(&sample_capture());
+    for len in 0..b.len() {
+        let e = Capture::from_bytes(&b[..len]).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            matches!(e, Error::Truncated { .. } | Error::BadMagic { .. }),
+            "length {len}: {msg}"
+        );
+    }
+}
+
+#[test]
+fn every_corrupted_byte_is_handled() {
+    // Flip each header and launch-header byte in turn: an error or a capture,
+    // never a panic. Raw buffer bytes are data, any value decodes.
+    let b = bytes_of(&sample_capture());
+    let header_end = 200.min(b.len());
+    for i in 0..header_end {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut c = b.clone();
+            c[i] ^= flip;
+            if let Ok(cap) = Capture::from_bytes(&c) {
+                for l in &cap.launches {
+                    let _ = decode(&l.raw, &l.shape, &DecodeOptions::default());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_magic() {
+    let e = Capture::from_bytes(b"{\"traceEvents\":[]}  padding padding").unwrap_err();
+    assert!(matches!(e, Error::BadMagic { .. }));
+    assert!(e.to_string().contains("not a ktrace capture"), "{e}");
+}
+
+#[test]
+fn newer_version() {
+    let mut b = bytes_of(&sample_capture());
+    b[8..10].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    let e = Capture::from_bytes(&b).unwrap_err();
+    assert!(matches!(
+        e,
+        Error::NewerFormat {
+            found: 2,
+            supported: 1
+        }
+    ));
+    assert!(e.to_string().contains("upgrade ktrace"), "{e}");
+}
+
+#[test]
+fn other_layout_version() {
+    let mut b = bytes_of(&sample_capture());
+    b[10..12].copy_from_slice(&9u16.to_le_bytes());
+    assert!(matches!(
+        Capture::from_bytes(&b),
+        Err(Error::UnsupportedLayout { found: 9, .. })
+    ));
+}
+
+/// A header that claims much more than the file holds.
+fn lying(launches: u32, raw_len: u64, blocks_traced: u32) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&MAGIC);
+    b.extend_from_slice(&1u16.to_le_bytes());
+    b.extend_from_slice(&1u16.to_le_bytes());
+    // launches, SMs, clock, flags, reserved, name length, region count
+    for v in [launches, 132, 1_980_000, 0, 0, 0, 0] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    for v in [
+        0u32,
+        1 << 20,
+        1,
+        1,
+        1024,
+        1,
+        1,
+        24,
+        u32::MAX,
+        32,
+        1,
+        blocks_traced,
+    ] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    b.extend_from_slice(&raw_len.to_le_bytes());
+    b.extend_from_slice(&0u64.to_le_bytes());
+    b
+}
+
+#[test]
+fn lying_lengths_are_refused_before_allocating() {
+    // A launch whose buffer would be petabytes, in a file of 100 bytes.
+    let slot = 64u64 + 8 * (1 << 24);
+    let blocks = 1 << 20;
+    let raw = slot * 32 * u64::from(blocks);
+    let e = Capture::from_bytes(&lying(1, raw, blocks)).unwrap_err();
+    assert!(matches!(e, Error::Truncated { .. }), "{e}");
+    // A launch count the file cannot hold.
+    let e = Capture::from_bytes(&lying(u32::MAX, raw, blocks)).unwrap_err();
+    assert!(matches!(e, Error::Truncated { .. }), "{e}");
+    // A raw length that disagrees with the shape.
+    let e = Capture::from_bytes(&lying(1, 12, blocks)).unwrap_err();
+    assert!(matches!(e, Error::Corrupt(_)), "{e}");
+}
+
+#[test]
+fn trailing_bytes_are_corrupt() {
+    let mut b = bytes_of(&sample_capture());
+    b.push(0);
+    assert!(matches!(Capture::from_bytes(&b), Err(Error::Corrupt(_))));
+}
+
+#[test]
+fn missing_file_names_the_path() {
+    let e = Capture::read("/nonexistent/x.ktrace").unwrap_err();
+    assert!(e.to_string().contains("/nonexistent/x.ktrace"), "{e}");
+}

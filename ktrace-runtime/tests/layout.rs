@@ -1,0 +1,245 @@
+//! Host and device cannot drift: compiles a C program that includes
+//! `ktrace_layout.h` and prints every size, field offset and constant as the
+//! C compiler sees them, and compares with the Rust `layout` module.
+
+use std::collections::BTreeMap;
+use std::mem::{offset_of, size_of};
+use std::path::PathBuf;
+use std::process::Command;
+
+use ktrace_runtime::layout::{self, Event, KtraceArg, SlotMeta};
+
+fn header_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ktrace-build/include");
+    dir.join("ktrace_layout.h").exists().then_some(dir)
+}
+
+const PROGRAM: &str = r#"
+#include <stdio.h>
+#include <stddef.h>
+#include "ktrace_layout.h"
+#define SZ(t) printf("sizeof %s %zu\n", #t, sizeof(t))
+#define AL(t) printf("alignof %s %zu\n", #t, _Alignof(t))
+#define OFF(t, f) printf("offsetof %s.%s %zu\n", #t, #f, offsetof(t, f))
+#define FSZ(t, f) printf("fieldsize %s.%s %zu\n", #t, #f, sizeof(((t*)0)->f))
+#define F(t, f) OFF(t, f); FSZ(t, f)
+#define DEF(d) printf("define %s %llu\n", #d, (unsigned long long)(d))
+int main(void) {
+  SZ(ktrace_slot_meta); AL(ktrace_slot_meta);
+  F(ktrace_slot_meta, init_globaltimer); F(ktrace_slot_meta, init_clock64);
+  F(ktrace_slot_meta, block_linear); F(ktrace_slot_meta, warp);
+  F(ktrace_slot_meta, smid); F(ktrace_slot_meta, open_magic);
+  F(ktrace_slot_meta, reserved0); F(ktrace_slot_meta, final_globaltimer);
+  F(ktrace_slot_meta, final_clock64); F(ktrace_slot_meta, count);
+  F(ktrace_slot_meta, flush_magic); F(ktrace_slot_meta, reserved1);
+  SZ(ktrace_event); AL(ktrace_event);
+  F(ktrace_event, clock); F(ktrace_event, region); F(ktrace_event, type);
+  SZ(ktrace_arg); AL(ktrace_arg);
+  F(ktrace_arg, buffer); F(ktrace_arg, warp_mask); F(ktrace_arg, warps_traced);
+  F(ktrace_arg, block_stride); F(ktrace_arg, blocks_traced); F(ktrace_arg, cap_log2);
+  F(ktrace_arg, launch);
+  DEF(KTRACE_LAYOUT_VERSION); DEF(KTRACE_EVENT_BEGIN); DEF(KTRACE_EVENT_END);
+  DEF(KTRACE_EVENT_MARK); DEF(KTRACE_OPEN_MAGIC); DEF(KTRACE_FLUSH_MAGIC);
+  DEF(KTRACE_REGION_UNKNOWN); DEF(KTRACE_MIN_CAP); DEF(KTRACE_MAX_CAP);
+  return 0;
+}
+"#;
+
+fn c_view(include: &PathBuf) -> BTreeMap<String, u64> {
+    let dir = std::env::temp_dir().join(format!("ktrace-layout-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("layout.c");
+    let exe = dir.join("layout");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = Command::new(&cc)
+        .arg("-std=c11")
+        .arg("-I")
+        .arg(include)
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap_or_else(|e| panic!("running the C compiler `{cc}`: {e}"));
+    assert!(
+        out.status.success(),
+        "compiling the layout probe failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Command::new(&exe).output().unwrap();
+    assert!(run.status.success());
+    let _ = std::fs::remove_dir_all(&dir);
+    String::from_utf8(run.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut p = l.split_whitespace();
+            let kind = p.next().unwrap();
+            let name = p.next().unwrap();
+            let v: u64 = p.next().unwrap().parse().unwrap();
+            (format!("{kind} {name}"), v)
+        })
+        .collect()
+}
+
+macro_rules! field {
+    ($m:ident, $c:literal, $t:ty, $f:ident, $fty:ty) => {
+        $m.insert(
+            concat!("offsetof ", $c).to_string(),
+            offset_of!($t, $f) as u64,
+        );
+        $m.insert(
+            concat!("fieldsize ", $c).to_string(),
+            size_of::<$fty>() as u64,
+        );
+    };
+}
+
+fn rust_view() -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    let mut put = |k: &str, v: u64| {
+        m.insert(k.to_string(), v);
+    };
+    put("sizeof ktrace_slot_meta", size_of::<SlotMeta>() as u64);
+    put(
+        "alignof ktrace_slot_meta",
+        std::mem::align_of::<SlotMeta>() as u64,
+    );
+    put("sizeof ktrace_event", size_of::<Event>() as u64);
+    put("alignof ktrace_event", std::mem::align_of::<Event>() as u64);
+    put("sizeof ktrace_arg", size_of::<KtraceArg>() as u64);
+    put(
+        "alignof ktrace_arg",
+        std::mem::align_of::<KtraceArg>() as u64,
+    );
+    put(
+        "define KTRACE_LAYOUT_VERSION",
+        u64::from(layout::LAYOUT_VERSION),
+    );
+    put("define KTRACE_EVENT_BEGIN", u64::from(layout::EVENT_BEGIN));
+    put("define KTRACE_EVENT_END", u64::from(layout::EVENT_END));
+    put("define KTRACE_EVENT_MARK", u64::from(layout::EVENT_MARK));
+    put("define KTRACE_OPEN_MAGIC", u64::from(layout::OPEN_MAGIC));
+    put("define KTRACE_FLUSH_MAGIC", u64::from(layout::FLUSH_MAGIC));
+    put(
+        "define KTRACE_REGION_UNKNOWN",
+        u64::from(layout::REGION_UNKNOWN),
+    );
+    put("define KTRACE_MIN_CAP", u64::from(layout::MIN_CAP));
+    put("define KTRACE_MAX_CAP", u64::from(layout::MAX_CAP));
+    field!(
+        m,
+        "ktrace_slot_meta.init_globaltimer",
+        SlotMeta,
+        init_globaltimer,
+        u64
+    );
+    field!(
+        m,
+        "ktrace_slot_meta.init_clock64",
+        SlotMeta,
+        init_clock64,
+        u64
+    );
+    field!(
+        m,
+        "ktrace_slot_meta.block_linear",
+        SlotMeta,
+        block_linear,
+        u32
+    );
+    field!(m, "ktrace_slot_meta.warp", SlotMeta, warp, u16);
+    field!(m, "ktrace_slot_meta.smid", SlotMeta, smid, u16);
+    field!(m, "ktrace_slot_meta.open_magic", SlotMeta, open_magic, u32);
+    field!(m, "ktrace_slot_meta.reserved0", SlotMeta, reserved0, u32);
+    field!(
+        m,
+        "ktrace_slot_meta.final_globaltimer",
+        SlotMeta,
+        final_globaltimer,
+        u64
+    );
+    field!(
+        m,
+        "ktrace_slot_meta.final_clock64",
+        SlotMeta,
+        final_clock64,
+        u64
+    );
+    field!(m, "ktrace_slot_meta.count", SlotMeta, count, u32);
+    field!(
+        m,
+        "ktrace_slot_meta.flush_magic",
+        SlotMeta,
+        flush_magic,
+        u32
+    );
+    field!(m, "ktrace_slot_meta.reserved1", SlotMeta, reserved1, u64);
+    field!(m, "ktrace_event.clock", Event, clock, u32);
+    field!(m, "ktrace_event.region", Event, region, u16);
+    field!(m, "ktrace_event.type", Event, kind, u16);
+    field!(m, "ktrace_arg.buffer", KtraceArg, buffer, u64);
+    field!(m, "ktrace_arg.warp_mask", KtraceArg, warp_mask, u32);
+    field!(m, "ktrace_arg.warps_traced", KtraceArg, warps_traced, u32);
+    field!(m, "ktrace_arg.block_stride", KtraceArg, block_stride, u32);
+    field!(m, "ktrace_arg.blocks_traced", KtraceArg, blocks_traced, u32);
+    field!(m, "ktrace_arg.cap_log2", KtraceArg, cap_log2, u32);
+    field!(m, "ktrace_arg.launch", KtraceArg, launch, u32);
+    m
+}
+
+#[test]
+fn rust_layout_matches_the_c_header() {
+    let Some(dir) = header_dir() else {
+        eprintln!("ktrace_layout.h not found beside this crate (packaged build); skipped");
+        return;
+    };
+    let c = c_view(&dir);
+    let rust = rust_view();
+    let c_keys: Vec<_> = c.keys().collect();
+    let rust_keys: Vec<_> = rust.keys().collect();
+    assert_eq!(
+        c_keys, rust_keys,
+        "the probe and the Rust view cover different items"
+    );
+    for (k, v) in &c {
+        assert_eq!(rust[k], *v, "{k}: C says {v}, Rust says {}", rust[k]);
+    }
+    assert_eq!(layout::META_BYTES as u64, c["sizeof ktrace_slot_meta"]);
+    assert_eq!(layout::EVENT_BYTES as u64, c["sizeof ktrace_event"]);
+}
+
+#[test]
+fn header_mentions_every_field_we_parse() {
+    // A new field in the header that the probe above does not list would
+    // slip through; the struct sizes catch most of that, this catches the
+    // rest by name.
+    let Some(dir) = header_dir() else { return };
+    let text = std::fs::read_to_string(dir.join("ktrace_layout.h")).unwrap();
+    let fields_in = |name: &str| -> Vec<String> {
+        let start = text.find(&format!("typedef struct {name} {{")).unwrap();
+        let body = &text[start..start + text[start..].find('}').unwrap()];
+        body.lines()
+            .skip(1)
+            .filter_map(|l| {
+                let l = l.trim();
+                let decl = l.split(';').next()?;
+                (l.starts_with("uint")).then(|| decl.split_whitespace().last().unwrap().to_string())
+            })
+            .collect()
+    };
+    assert_eq!(fields_in("ktrace_slot_meta").len(), 12);
+    assert_eq!(fields_in("ktrace_event"), ["clock", "region", "type"]);
+    assert_eq!(
+        fields_in("ktrace_arg"),
+        [
+            "buffer",
+            "warp_mask",
+            "warps_traced",
+            "block_stride",
+            "blocks_traced",
+            "cap_log2",
+            "launch"
+        ]
+    );
+}
