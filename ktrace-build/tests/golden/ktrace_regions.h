@@ -35,8 +35,8 @@ constexpr uint32_t kCount = 4u;
 
 /// The id of `name`, or KTRACE_REGION_UNKNOWN when the table lacks it.
 __host__ __device__ constexpr uint32_t lookup(const char* name) {
-  for (uint32_t i = 0; i < kCount; ++i) {
-    if (same_name(kTable[i].name, name)) return kTable[i].id;
+  for (const Entry& e : kTable) {
+    if (same_name(e.name, name)) return e.id;  // the sentinel answers for ""
   }
   return KTRACE_REGION_UNKNOWN;
 }

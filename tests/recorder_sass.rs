@@ -1,0 +1,113 @@
+//! Counts the SASS instructions and memory operations each event costs in
+//! the steady-state loop of the recorder microbenchmark (examples/bench),
+//! for each recorder design, and prints the table. Needs cuobjdump
+//! (scripts/setup-cuda.sh); skipped with a message without it, unless
+//! `KTRACE_REQUIRE_NVCC` is set.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn cuobjdump() -> Option<PathBuf> {
+    let path = ktrace_build::env::get("PATH")?;
+    let found = std::env::split_paths(&path)
+        .map(|d| d.join("cuobjdump"))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            ktrace_build::env::get("KTRACE_REQUIRE_NVCC").is_none(),
+            "KTRACE_REQUIRE_NVCC is set but cuobjdump is not on PATH"
+        );
+        eprintln!("skipped: cuobjdump not found (scripts/setup-cuda.sh installs it)");
+    }
+    found
+}
+
+/// (address, instruction text) of one function.
+fn sass(tool: &Path, cubin: &Path, function: &str) -> Vec<(u64, String)> {
+    let out = Command::new(tool)
+        .args(["-sass", "-fun", function])
+        .arg(cubin)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim().strip_prefix("/*")?;
+            let (addr, rest) = l.split_once("*/")?;
+            let addr = u64::from_str_radix(addr.trim(), 16).ok()?;
+            let instr = rest
+                .split("/*")
+                .next()?
+                .trim()
+                .trim_end_matches(';')
+                .trim()
+                .to_string();
+            (!instr.is_empty()).then_some((addr, instr))
+        })
+        .collect()
+}
+
+/// The loop with the most FFMAs: (instructions, FFMAs, global stores).
+fn main_loop(code: &[(u64, String)]) -> (usize, usize, usize) {
+    let mut best = (0, 0, 0);
+    for (i, (addr, ins)) in code.iter().enumerate() {
+        let Some(target) = ins.split("BRA ").nth(1) else {
+            continue;
+        };
+        let Ok(target) = u64::from_str_radix(target.trim().trim_start_matches("0x"), 16) else {
+            continue;
+        };
+        if target >= *addr {
+            continue;
+        }
+        let body: Vec<&String> = code[..=i]
+            .iter()
+            .filter(|(a, _)| *a >= target)
+            .map(|(_, s)| s)
+            .collect();
+        let ffma = body.iter().filter(|s| s.contains("FFMA")).count();
+        if ffma > best.1 {
+            let stg = body.iter().filter(|s| s.contains("STG")).count();
+            best = (body.len(), ffma, stg);
+        }
+    }
+    best
+}
+
+#[test]
+fn instructions_per_event_in_the_benchmark_loop() {
+    let Some(tool) = cuobjdump() else { return };
+    let dir = Path::new(env!("OUT_DIR")).join("ktrace/kernels");
+    println!("design  events/iter  instr/iter untraced  instr/iter traced  instr/event  STG/event (1/32 = one group store per 32 events)");
+    for design in ["store", "ring"] {
+        let u = dir.join(format!("recorder_{design}.untraced.cubin"));
+        let t = dir.join(format!("recorder_{design}.traced.cubin"));
+        let (base_n, base_f, _) = main_loop(&sass(&tool, &u, "bench_e0"));
+        assert!(base_f >= 8, "{design}: no FMA loop found");
+        let base = base_n as f64 / (base_f as f64 / 8.0);
+        for ev in [1usize, 2, 4] {
+            let f = format!("bench_e{ev}");
+            let (un, uf, _) = main_loop(&sass(&tool, &u, &f));
+            let per_iter_u = un as f64 / (uf as f64 / 8.0);
+            assert_eq!(
+                per_iter_u, base,
+                "{design} {f}: untraced loop differs from the marker-free one"
+            );
+            let (tn, tf, ts) = main_loop(&sass(&tool, &t, &f));
+            let iters = tf as f64 / 8.0;
+            let per_iter_t = tn as f64 / iters;
+            let per_event = (per_iter_t - base) / ev as f64;
+            let stg = ts as f64 / iters / ev as f64;
+            println!("{design:<7} {ev:>11} {per_iter_u:>20.1} {per_iter_t:>18.1} {per_event:>12.2} {stg:>10.3}");
+            assert!(
+                per_event > 0.0 && per_event < 16.0,
+                "{design} {f}: {per_event} instructions per event"
+            );
+        }
+    }
+}
