@@ -19,8 +19,9 @@ if [ "${1:-}" = "--stage" ]; then
 fi
 BIN="${BIN:-$root/.device/bin}"
 OUT="${OUT:-$root/gpu-out}"
-mkdir -p "$OUT/run"
-cd "$OUT/run"
+WORK="$(mktemp -d)"
+mkdir -p "$OUT" "$WORK/run"
+cd "$WORK/run"
 log="$OUT/log.txt"
 step() { echo; echo "=== $*"; }
 {
@@ -40,4 +41,4 @@ step() { echo; echo "=== $*"; }
   step "recorder bench"; "$BIN/recorder_bench" 50; echo "exit $?"
 } 2>&1 | tee "$log"
 rm -f /tmp/gemm8192*
-cd "$OUT" && tar czf results.tar.gz run && ls -la "$OUT"
+cd "$WORK" && tar czf "$OUT/results.tar.gz" run && ls -la "$OUT"
