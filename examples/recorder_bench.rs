@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaFunction, LaunchConfig, PushKernelArg};
 use ktrace_examples::{gpu, kernels, median, sm_count, REGIONS};
 use ktrace_runtime::{KernelModule, KtraceArg, TraceConfig, TraceSession, WarpSampling};
 

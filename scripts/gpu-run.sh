@@ -39,6 +39,10 @@ step() { echo; echo "=== $*"; }
   "$BIN/ktrace" summary /tmp/gemm8192.ktrace
   step "gemm overhead bench"; "$BIN/gemm" --bench 60; echo "exit $?"
   step "recorder bench"; "$BIN/recorder_bench" 50; echo "exit $?"
+  if command -v compute-sanitizer >/dev/null; then
+    step "compute-sanitizer memcheck, warp_specialized traced"
+    KTRACE=1 KTRACE_OUT=/tmp/ws.json KTRACE_CAPTURE=/tmp/ws.ktrace compute-sanitizer --tool memcheck "$BIN/warp_specialized" 2>&1 | tail -5
+  fi
 } 2>&1 | tee "$log"
 rm -f /tmp/gemm8192*
 cd "$WORK" && tar czf "$OUT/results.tar.gz" run && ls -la "$OUT"

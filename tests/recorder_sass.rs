@@ -52,9 +52,10 @@ fn sass(tool: &Path, cubin: &Path, function: &str) -> Vec<(u64, String)> {
         .collect()
 }
 
-/// The loop with the most FFMAs: (instructions, FFMAs, global stores).
-fn main_loop(code: &[(u64, String)]) -> (usize, usize, usize) {
-    let mut best = (0, 0, 0);
+/// The loop with the most FFMAs: (instructions, FFMAs, global stores, and
+/// the FFMAs between consecutive clock reads).
+fn main_loop(code: &[(u64, String)]) -> (usize, usize, usize, Vec<usize>) {
+    let mut best = (0, 0, 0, Vec::new());
     for (i, (addr, ins)) in code.iter().enumerate() {
         let Some(target) = ins.split("BRA ").nth(1) else {
             continue;
@@ -73,7 +74,19 @@ fn main_loop(code: &[(u64, String)]) -> (usize, usize, usize) {
         let ffma = body.iter().filter(|s| s.contains("FFMA")).count();
         if ffma > best.1 {
             let stg = body.iter().filter(|s| s.contains("STG")).count();
-            best = (body.len(), ffma, stg);
+            let mut gaps = Vec::new();
+            let mut run = None;
+            for s in &body {
+                if s.contains("SR_CLOCKLO") {
+                    if let Some(r) = run {
+                        gaps.push(r);
+                    }
+                    run = Some(0);
+                } else if s.contains("FFMA") {
+                    run = run.map(|r| r + 1);
+                }
+            }
+            best = (body.len(), ffma, stg, gaps);
         }
     }
     best
@@ -83,27 +96,40 @@ fn main_loop(code: &[(u64, String)]) -> (usize, usize, usize) {
 fn instructions_per_event_in_the_benchmark_loop() {
     let Some(tool) = cuobjdump() else { return };
     let dir = Path::new(env!("OUT_DIR")).join("ktrace/kernels");
-    println!("design  events/iter  instr/iter untraced  instr/iter traced  instr/event  STG/event (1/32 = one group store per 32 events)");
+    println!("design       events/iter  instr/iter untraced  instr/iter traced  instr/event  STG/event (1/32 = one group store per 32 events)");
     for design in ["store", "ring"] {
         let u = dir.join(format!("recorder_{design}.untraced.cubin"));
         let t = dir.join(format!("recorder_{design}.traced.cubin"));
-        let (base_n, base_f, _) = main_loop(&sass(&tool, &u, "bench_e0"));
+        let (base_n, base_f, _, _) = main_loop(&sass(&tool, &u, "bench_e0"));
         assert!(base_f >= 8, "{design}: no FMA loop found");
         let base = base_n as f64 / (base_f as f64 / 8.0);
         for ev in [1usize, 2, 4] {
             let f = format!("bench_e{ev}");
-            let (un, uf, _) = main_loop(&sass(&tool, &u, &f));
+            let (un, uf, _, _) = main_loop(&sass(&tool, &u, &f));
             let per_iter_u = un as f64 / (uf as f64 / 8.0);
             assert_eq!(
                 per_iter_u, base,
                 "{design} {f}: untraced loop differs from the marker-free one"
             );
-            let (tn, tf, ts) = main_loop(&sass(&tool, &t, &f));
+            let (tn, tf, ts, gaps) = main_loop(&sass(&tool, &t, &f));
+            // The user's FMAs stay where the source puts them between the
+            // markers: the compiler did not move them across a clock read.
+            let pattern: &[usize] = match ev {
+                1 => &[8],
+                2 => &[8, 0],
+                _ => &[4, 4, 0, 0],
+            };
+            let start = (0..pattern.len())
+                .find(|&o| gaps.iter().enumerate().all(|(i, g)| *g == pattern[(i + o) % pattern.len()]));
+            assert!(
+                gaps.len() >= pattern.len() && start.is_some(),
+                "{design} {f}: FMAs between clock reads {gaps:?}, expected repeats of {pattern:?}"
+            );
             let iters = tf as f64 / 8.0;
             let per_iter_t = tn as f64 / iters;
             let per_event = (per_iter_t - base) / ev as f64;
             let stg = ts as f64 / iters / ev as f64;
-            println!("{design:<7} {ev:>11} {per_iter_u:>20.1} {per_iter_t:>18.1} {per_event:>12.2} {stg:>10.3}");
+            println!("{design:<12} {ev:>11} {per_iter_u:>20.1} {per_iter_t:>18.1} {per_event:>12.2} {stg:>10.3}");
             assert!(
                 per_event > 0.0 && per_event < 16.0,
                 "{design} {f}: {per_event} instructions per event"

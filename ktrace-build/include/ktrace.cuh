@@ -99,8 +99,7 @@ __device__ __forceinline__ void store_event(uint64_t addr, uint32_t clk, uint32_
       "{\n\t.reg .pred q;\n\t"
       "setp.ne.b32 q, %3, 0;\n\t"
       "@q st.global.cs.v2.u32 [%0], {%1, %2};\n\t}" ::"l"(addr),
-      "r"(clk), "r"(tag), "r"((uint32_t)p)
-      : "memory");
+      "r"(clk), "r"(tag), "r"((uint32_t)p));
 }
 
 #ifndef KTRACE_RECORDER
@@ -115,38 +114,41 @@ __device__ __forceinline__ void store_event(uint64_t addr, uint32_t clk, uint32_
 #define KTRACE_RECORDER 0
 #endif
 #define KTRACE_RECORDER_STORE 0
+
 #define KTRACE_RECORDER_RING 1
 
 /// Per-warp trace context.
 ///
-/// Live state across a loop: the address of the warp's event ring, the
-/// event counter, the ring mask (0 when this warp is not traced, so one
-/// uniform branch skips everything) and the leader predicate; the ring
-/// recorder adds the event a lane holds.
+/// Live state across a loop: the ring's base address (2 registers), the
+/// event counter, the ring mask and two predicates (traced warp, leader
+/// lane). The ring recorder adds the lane index and the event this lane
+/// holds.
 class Context {
  public:
   __device__ __forceinline__ explicit Context(const ktrace_arg& arg)
-      : events_(0), cnt_(0), mask_(0), leader_(0) {
+      : base_(0), cnt_(0), mask_(0), on_(false), leader_(false) {
     const uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const uint32_t warp = __shfl_sync(__activemask(), tid / 32, 0);
+    const uint32_t warp = tid / 32;
     const uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     const bool warp_on = warp < 32 && ((arg.warp_mask >> warp) & 1u);
     const uint32_t stride = arg.block_stride ? arg.block_stride : 1u;
     const uint32_t block_slot = block / stride;
     const bool block_on = (block % stride) == 0 && block_slot < arg.blocks_traced;
-    const bool on = arg.buffer != 0 && warp_on && block_on;
-    const bool leader = elect_leader();
+    on_ = arg.buffer != 0 && warp_on && block_on;
+    leader_ = on_ && elect_leader();
     uint64_t slot = 0;
-    if (on) {
+    if (on_) {
       const uint32_t warp_slot = __popc(arg.warp_mask & ((1u << warp) - 1u));
       const uint64_t slot_bytes =
           sizeof(ktrace_slot_meta) + (sizeof(ktrace_event) << arg.cap_log2);
       slot = arg.buffer +
              (static_cast<uint64_t>(block_slot) * arg.warps_traced + warp_slot) * slot_bytes;
-      events_ = slot + sizeof(ktrace_slot_meta);
+      base_ = slot + sizeof(ktrace_slot_meta);
       mask_ = (1u << arg.cap_log2) - 1u;
     }
-    leader_ = (on && leader) ? 1u : 0u;
+#if KTRACE_RECORDER == KTRACE_RECORDER_RING
+    lane_ = tid % 32;
+#endif
     const uint64_t gt = globaltimer();
     const uint64_t clk = clock64();
     const uint32_t ids = warp | (smid() << 16);
@@ -163,94 +165,75 @@ class Context {
   /// Writes any events still held, the closing timer pair and the event
   /// count. Called by the destructor; later calls do nothing.
   __device__ __forceinline__ void flush() {
-    if (mask_ == 0) return;
+    if (!on_) return;
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
-    const uint32_t lane = lane_id();
     const uint32_t held = cnt_ & 31u;
-    if (lane < held) {
-      store_event(events_ + (uint64_t)(((cnt_ & ~31u) + lane) & mask_) * sizeof(ktrace_event),
+    if (lane_ < held) {
+      store_event(base_ + (uint64_t)(((cnt_ & ~31u) + lane_) & mask_) * sizeof(ktrace_event),
                   held_clk_, held_tag_, true);
     }
 #endif
     const uint64_t gt = globaltimer();
     const uint64_t clk = clock64();
-    const uint64_t meta = events_ - sizeof(ktrace_slot_meta);
+    const uint64_t meta = base_ - sizeof(ktrace_slot_meta);
     store_v4_cs(meta + 32, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
                 (uint32_t)(clk >> 32), leader_);
     store_v4_cs(meta + 48, cnt_, KTRACE_FLUSH_MAGIC, 0u, 0u, leader_);
-    mask_ = 0;
+    on_ = false;
   }
 
   /// Records one event: `tag` is `region | type << 16`.
   __device__ __forceinline__ void record(uint32_t tag) {
+    // No branch here: warps that are not traced run the event with the
+    // store predicated off. A uniform branch around it (one instruction for
+    // those warps) let the compiler move the user's code across the clock
+    // reads, and cut the code into blocks that cannot be scheduled together.
+    const uint32_t clk = clock32();
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
-    // One asm block, so the compiler cannot move the user's code across the
-    // clock read. Lane (cnt % 32) keeps the event; when a group of 32 is
-    // complete every lane writes its event: one coalesced 256-byte store.
+    // Lane (cnt % 32) keeps the event; when a group of 32 is complete every
+    // lane of a traced warp writes its event: one coalesced 256-byte store.
+    // One asm block: C++ branches here let the compiler move the user's code
+    // across the clock read.
     asm volatile(
         "{\n\t"
-        ".reg .pred off, mine, more;\n\t"
-        ".reg .u32 clk, lane, idx;\n\t"
+        ".reg .pred mine, full;\n\t"
+        ".reg .u32 idx;\n\t"
         ".reg .u64 addr;\n\t"
-        "setp.eq.u32 off, %3, 0;\n\t"
-        "@off bra.uni KTRACE_SKIP_%=;\n\t"
-        "mov.u32 clk, %%clock;\n\t"
-        "mov.u32 lane, %%laneid;\n\t"
-        "xor.b32 idx, %0, lane;\n\t"
+        "xor.b32 idx, %0, %6;\n\t"
         "and.b32 idx, idx, 31;\n\t"
         "setp.eq.u32 mine, idx, 0;\n\t"
-        "@mine mov.u32 %1, clk;\n\t"
+        "@mine mov.u32 %1, %8;\n\t"
         "@mine mov.u32 %2, %5;\n\t"
         "add.u32 %0, %0, 1;\n\t"
         "and.b32 idx, %0, 31;\n\t"
-        "setp.ne.u32 more, idx, 0;\n\t"
-        "@more bra.uni KTRACE_SKIP_%=;\n\t"
+        "setp.eq.u32 full, idx, 0;\n\t"
+        "setp.ne.and.u32 full, %7, 0, full;\n\t"
+        "@!full bra.uni KTRACE_HELD_%=;\n\t"
         "sub.u32 idx, %0, 32;\n\t"
-        "add.u32 idx, idx, lane;\n\t"
+        "add.u32 idx, idx, %6;\n\t"
         "and.b32 idx, idx, %3;\n\t"
         "mad.wide.u32 addr, idx, 8, %4;\n\t"
         "st.global.cs.v2.u32 [addr], {%1, %2};\n"
-        "KTRACE_SKIP_%=:\n\t"
+        "KTRACE_HELD_%=:\n\t"
         "}"
         : "+r"(cnt_), "+r"(held_clk_), "+r"(held_tag_)
-        : "r"(mask_), "l"(events_), "r"(tag)
-        : "memory");
+        : "r"(mask_), "l"(base_), "r"(tag), "r"(lane_), "r"((uint32_t)on_), "r"(clk));
 #else
-    // One uniform branch skips the event in warps that are not traced; in a
-    // traced warp the leader stores it.
-    asm volatile(
-        "{\n\t"
-        ".reg .pred off, lead;\n\t"
-        ".reg .u32 clk, idx;\n\t"
-        ".reg .u64 addr;\n\t"
-        "setp.eq.u32 off, %1, 0;\n\t"
-        "@off bra.uni KTRACE_SKIP_%=;\n\t"
-        "mov.u32 clk, %%clock;\n\t"
-        "and.b32 idx, %0, %1;\n\t"
-        "mad.wide.u32 addr, idx, 8, %2;\n\t"
-        "setp.ne.u32 lead, %3, 0;\n\t"
-        "@lead st.global.cs.v2.u32 [addr], {clk, %4};\n\t"
-        "add.u32 %0, %0, 1;\n"
-        "KTRACE_SKIP_%=:\n\t"
-        "}"
-        : "+r"(cnt_)
-        : "r"(mask_), "l"(events_), "r"(leader_), "r"(tag)
-        : "memory");
+    // The address depends only on the counter, so it is computed ahead of
+    // the clock read; the store waits for the clock alone.
+    store_event(base_ + (uint64_t)(cnt_ & mask_) * sizeof(ktrace_event), clk, tag, leader_);
+    cnt_ += 1;
 #endif
   }
 
  private:
-  __device__ __forceinline__ static uint32_t lane_id() {
-    uint32_t lane;
-    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-    return lane;
-  }
-
-  uint64_t events_;  // first event of this warp's slot
-  uint32_t cnt_;     // events recorded so far
-  uint32_t mask_;    // cap - 1, or 0 when this warp is not traced
-  uint32_t leader_;  // this lane writes the metadata (and, per event, the store)
+  uint64_t base_;  // first event of this warp's slot
+  uint32_t cnt_;   // events recorded so far
+  uint32_t mask_;  // cap - 1
+  bool on_;        // this warp is traced (warp-uniform)
+  bool leader_;    // this lane writes the metadata (and, per event, the store)
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
+  uint32_t lane_;
   uint32_t held_clk_ = 0;
   uint32_t held_tag_ = 0;
 #endif
