@@ -119,8 +119,11 @@ fn instructions_per_event_in_the_benchmark_loop() {
                 2 => &[8, 0],
                 _ => &[4, 4, 0, 0],
             };
-            let start = (0..pattern.len())
-                .find(|&o| gaps.iter().enumerate().all(|(i, g)| *g == pattern[(i + o) % pattern.len()]));
+            let start = (0..pattern.len()).find(|&o| {
+                gaps.iter()
+                    .enumerate()
+                    .all(|(i, g)| *g == pattern[(i + o) % pattern.len()])
+            });
             assert!(
                 gaps.len() >= pattern.len() && start.is_some(),
                 "{design} {f}: FMAs between clock reads {gaps:?}, expected repeats of {pattern:?}"

@@ -120,22 +120,26 @@ __device__ __forceinline__ void store_event(uint64_t addr, uint32_t clk, uint32_
 /// Per-warp trace context.
 ///
 /// Live state across a loop: the ring's base address (2 registers), the
-/// event counter, the ring mask and two predicates (traced warp, leader
-/// lane). The ring recorder adds the lane index and the event this lane
-/// holds.
+/// event counter, the ring mask (0 when this warp is not traced) and the
+/// leader flag. The ring recorder adds the lane index and the event this
+/// lane holds.
 class Context {
  public:
   __device__ __forceinline__ explicit Context(const ktrace_arg& arg)
-      : base_(0), cnt_(0), mask_(0), on_(false), leader_(false) {
+      : base_(0), cnt_(0), mask_(0), on_(false), leader_(0) {
     const uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const uint32_t warp = tid / 32;
+    // Read from one lane: the compiler then knows every value derived from
+    // it is warp-uniform, so the per-event skip branch needs no
+    // reconvergence barrier.
+    const uint32_t active = __activemask();
+    const uint32_t warp = __shfl_sync(active, tid / 32, __ffs(active) - 1);
     const uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     const bool warp_on = warp < 32 && ((arg.warp_mask >> warp) & 1u);
     const uint32_t stride = arg.block_stride ? arg.block_stride : 1u;
     const uint32_t block_slot = block / stride;
     const bool block_on = (block % stride) == 0 && block_slot < arg.blocks_traced;
     on_ = arg.buffer != 0 && warp_on && block_on;
-    leader_ = on_ && elect_leader();
+    leader_ = (on_ && elect_leader()) ? 1u : 0u;
     uint64_t slot = 0;
     if (on_) {
       const uint32_t warp_slot = __popc(arg.warp_mask & ((1u << warp) - 1u));
@@ -184,12 +188,8 @@ class Context {
 
   /// Records one event: `tag` is `region | type << 16`.
   __device__ __forceinline__ void record(uint32_t tag) {
-    // No branch here: warps that are not traced run the event with the
-    // store predicated off. A uniform branch around it (one instruction for
-    // those warps) let the compiler move the user's code across the clock
-    // reads, and cut the code into blocks that cannot be scheduled together.
-    const uint32_t clk = clock32();
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
+    const uint32_t clk = clock32();
     // Lane (cnt % 32) keeps the event; when a group of 32 is complete every
     // lane of a traced warp writes its event: one coalesced 256-byte store.
     // One asm block: C++ branches here let the compiler move the user's code
@@ -219,10 +219,29 @@ class Context {
         : "+r"(cnt_), "+r"(held_clk_), "+r"(held_tag_)
         : "r"(mask_), "l"(base_), "r"(tag), "r"(lane_), "r"((uint32_t)on_), "r"(clk));
 #else
-    // The address depends only on the counter, so it is computed ahead of
-    // the clock read; the store waits for the clock alone.
-    store_event(base_ + (uint64_t)(cnt_ & mask_) * sizeof(ktrace_event), clk, tag, leader_);
-    cnt_ += 1;
+    // One asm block, so the compiler cannot move the user's code across the
+    // clock read. Warps that are not traced jump over the event (a uniform
+    // branch); in a traced warp the leader stores it. (Computing the next
+    // address ahead, or dropping the branch, measured worse on the gemm
+    // example: see docs/performance.md.)
+    asm volatile(
+        "{\n\t"
+        ".reg .pred off, lead;\n\t"
+        ".reg .u32 clk, idx;\n\t"
+        ".reg .u64 addr;\n\t"
+        "setp.eq.u32 off, %1, 0;\n\t"
+        "@off bra.uni KTRACE_SKIP_%=;\n\t"
+        "mov.u32 clk, %%clock;\n\t"
+        "and.b32 idx, %0, %1;\n\t"
+        "mad.wide.u32 addr, idx, 8, %2;\n\t"
+        "setp.ne.u32 lead, %3, 0;\n\t"
+        "@lead st.global.cs.v2.u32 [addr], {clk, %4};\n\t"
+        "add.u32 %0, %0, 1;\n"
+        "KTRACE_SKIP_%=:\n\t"
+        "}"
+        : "+r"(cnt_)
+        : "r"(mask_), "l"(base_), "r"(leader_), "r"(tag)
+        : "memory");
 #endif
   }
 
@@ -231,7 +250,7 @@ class Context {
   uint32_t cnt_;   // events recorded so far
   uint32_t mask_;  // cap - 1
   bool on_;        // this warp is traced (warp-uniform)
-  bool leader_;    // this lane writes the metadata (and, per event, the store)
+  uint32_t leader_;  // 1: this lane writes the metadata (and, per event, the store)
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
   uint32_t lane_;
   uint32_t held_clk_ = 0;
