@@ -136,7 +136,11 @@ impl RatioSource {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DecodeOptions {
     /// A slot whose globaltimer span (open to flush) is shorter than this
-    /// uses the device-wide clock rate. Default 100 µs.
+    /// uses the device-wide clock rate. Default 10 µs: `%globaltimer` steps
+    /// by 32 ns, so a slot's own rate is then within 0.64%, while the SM
+    /// clock moves by more than that over a launch (seen on an H200: slot
+    /// rates 1% apart), and a slot's own rate keeps its events between its
+    /// open and flush times.
     pub short_span_ns: u64,
     /// The device's nominal clock rate in kHz, used only when no slot has a
     /// usable timer pair (0: assume 1 GHz).
@@ -146,7 +150,7 @@ pub struct DecodeOptions {
 impl Default for DecodeOptions {
     fn default() -> Self {
         DecodeOptions {
-            short_span_ns: 100_000,
+            short_span_ns: 10_000,
             nominal_clock_khz: 0,
         }
     }

@@ -1,0 +1,112 @@
+//! A real capture from an H200, decoded in CI: the gemm example traced at
+//! 2048³ (128 CTAs x 12 warps; producer warp 0 records "wait_empty" and
+//! "load" per k-tile, consumer warps 4..11 "wait_full" and "mma" per k-tile
+//! and "epilogue" per tile; warps 1..3 only open and flush).
+//!
+//! Recorded with `KTRACE=1 KTRACE_CAPTURE=gemm2048.ktrace gemm 2048 2048 2048`
+//! (scripts/gpu-run.sh).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use ktrace_runtime::layout::EventKind;
+use ktrace_runtime::{decode, Capture, DecodeOptions, Diagnostic};
+
+const K_TILES: usize = 2048 / 64;
+
+fn capture() -> Capture {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200_gemm2048.ktrace");
+    Capture::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn real_capture_decodes_with_the_expected_shape() {
+    let cap = capture();
+    assert!(cap.device.name.contains("H200"), "device {:?}", cap.device.name);
+    assert_eq!(cap.device.sm_count, 132);
+    assert_eq!(cap.launches.len(), 1);
+    let launch = &cap.launches[0];
+    assert_eq!(launch.shape.grid, [128, 1, 1]);
+    assert_eq!(launch.shape.block, [384, 1, 1]);
+    let d = decode(&launch.raw, &launch.shape, &DecodeOptions::default()).unwrap();
+    assert_eq!(d.warps.len(), 128 * 12, "every warp opened");
+    // The SM clock ramps during this 40 µs kernel, so warps whose open-flush
+    // windows differ (the producer finishes first) average different rates
+    // and are reported as more than 1% off the median; nothing else may be.
+    let diags: Vec<String> = d
+        .diagnostics
+        .items()
+        .iter()
+        .filter(|x| !matches!(x, Diagnostic::ClockRateOutlier { .. }))
+        .map(|x| x.to_string())
+        .collect();
+    assert!(diags.is_empty(), "no dropped, unmatched or unflushed events expected: {diags:?}");
+    let total: usize = d.warps.iter().map(|w| w.events.len()).sum();
+    // 128 CTAs: producer 32 k-tiles x 4, 8 consumers x (32 x 4 + 2).
+    assert_eq!(total, 128 * (K_TILES * 4 + 8 * (K_TILES * 4 + 2)));
+}
+
+#[test]
+fn real_capture_invariants() {
+    let cap = capture();
+    let launch = &cap.launches[0];
+    let d = decode(&launch.raw, &launch.shape, &DecodeOptions::default()).unwrap();
+    let names: HashMap<u16, String> = cap.regions.iter().map(|(i, n)| (i, n.to_string())).collect();
+    let name = |id: u16| names.get(&id).map(String::as_str).unwrap_or("?");
+
+    // Calibration: a Hopper SM clock; every warp's average within 5% of the
+    // median (the clock ramps during the launch, see above).
+    let ghz = d.device_ratio.ghz();
+    assert!((1.0..=2.1).contains(&ghz), "device clock {ghz} GHz");
+    for w in &d.warps {
+        let r = w.ratio.ghz();
+        assert!((r / ghz - 1.0).abs() < 0.05, "{}: {r} GHz vs {ghz}", w.id);
+        assert!(w.flushed, "{} never flushed", w.id);
+        assert_eq!(w.dropped, 0);
+    }
+
+    for w in &d.warps {
+        // Per-warp order, inside the warp's lifetime.
+        assert!(w.events.windows(2).all(|p| p[0].t_ps <= p[1].t_ps), "{}: events out of order", w.id);
+        if let (Some(first), Some(flush)) = (w.events.first(), w.flush_ps) {
+            let last = w.events.last().unwrap().t_ps;
+            assert!(
+                w.open_ps <= first.t_ps && last <= flush,
+                "{}: events {}..{} ps outside open {} .. flush {flush} ({})",
+                w.id,
+                first.t_ps,
+                last,
+                w.open_ps,
+                w.ratio_source.as_str()
+            );
+        }
+        // Durations positive; spans disjoint or nested.
+        for s in &w.spans {
+            assert!(s.end_ps > s.start_ps, "{}: {} span of {} ps", w.id, name(s.region), s.dur_ps());
+        }
+        let mut spans = w.spans.clone();
+        spans.sort_by_key(|s| (s.start_ps, std::cmp::Reverse(s.end_ps)));
+        for p in spans.windows(2) {
+            let (a, b) = (p[0], p[1]);
+            assert!(b.start_ps >= a.end_ps || b.end_ps <= a.end_ps, "{}: {} and {} overlap", w.id, name(a.region), name(b.region));
+        }
+        // The kernel's structure, event by event.
+        let seq: Vec<(&str, EventKind)> = w.events.iter().map(|e| (name(e.region), e.kind)).collect();
+        let per_tile = |a: &'static str, b: &'static str| -> Vec<(&'static str, EventKind)> {
+            let mut v = Vec::new();
+            for _ in 0..K_TILES {
+                v.extend([(a, EventKind::Begin), (a, EventKind::End), (b, EventKind::Begin), (b, EventKind::End)]);
+            }
+            v
+        };
+        match w.id.warp {
+            0 => assert_eq!(seq, per_tile("wait_empty", "load"), "producer warp {}", w.id),
+            1..=3 => assert!(seq.is_empty(), "{}: idle warp recorded {} events", w.id, seq.len()),
+            _ => {
+                let mut want = per_tile("wait_full", "mma");
+                want.extend([("epilogue", EventKind::Begin), ("epilogue", EventKind::End)]);
+                assert_eq!(seq, want, "consumer warp {}", w.id);
+            }
+        }
+    }
+}
