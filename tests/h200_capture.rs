@@ -22,7 +22,11 @@ fn capture() -> Capture {
 #[test]
 fn real_capture_decodes_with_the_expected_shape() {
     let cap = capture();
-    assert!(cap.device.name.contains("H200"), "device {:?}", cap.device.name);
+    assert!(
+        cap.device.name.contains("H200"),
+        "device {:?}",
+        cap.device.name
+    );
     assert_eq!(cap.device.sm_count, 132);
     assert_eq!(cap.launches.len(), 1);
     let launch = &cap.launches[0];
@@ -40,7 +44,10 @@ fn real_capture_decodes_with_the_expected_shape() {
         .filter(|x| !matches!(x, Diagnostic::ClockRateOutlier { .. }))
         .map(|x| x.to_string())
         .collect();
-    assert!(diags.is_empty(), "no dropped, unmatched or unflushed events expected: {diags:?}");
+    assert!(
+        diags.is_empty(),
+        "no dropped, unmatched or unflushed events expected: {diags:?}"
+    );
     let total: usize = d.warps.iter().map(|w| w.events.len()).sum();
     // 128 CTAs: producer 32 k-tiles x 4, 8 consumers x (32 x 4 + 2).
     assert_eq!(total, 128 * (K_TILES * 4 + 8 * (K_TILES * 4 + 2)));
@@ -51,7 +58,11 @@ fn real_capture_invariants() {
     let cap = capture();
     let launch = &cap.launches[0];
     let d = decode(&launch.raw, &launch.shape, &DecodeOptions::default()).unwrap();
-    let names: HashMap<u16, String> = cap.regions.iter().map(|(i, n)| (i, n.to_string())).collect();
+    let names: HashMap<u16, String> = cap
+        .regions
+        .iter()
+        .map(|(i, n)| (i, n.to_string()))
+        .collect();
     let name = |id: u16| names.get(&id).map(String::as_str).unwrap_or("?");
 
     // Calibration: a Hopper SM clock; every warp's average within 5% of the
@@ -67,7 +78,11 @@ fn real_capture_invariants() {
 
     for w in &d.warps {
         // Per-warp order, inside the warp's lifetime.
-        assert!(w.events.windows(2).all(|p| p[0].t_ps <= p[1].t_ps), "{}: events out of order", w.id);
+        assert!(
+            w.events.windows(2).all(|p| p[0].t_ps <= p[1].t_ps),
+            "{}: events out of order",
+            w.id
+        );
         if let (Some(first), Some(flush)) = (w.events.first(), w.flush_ps) {
             let last = w.events.last().unwrap().t_ps;
             assert!(
@@ -82,26 +97,54 @@ fn real_capture_invariants() {
         }
         // Durations positive; spans disjoint or nested.
         for s in &w.spans {
-            assert!(s.end_ps > s.start_ps, "{}: {} span of {} ps", w.id, name(s.region), s.dur_ps());
+            assert!(
+                s.end_ps > s.start_ps,
+                "{}: {} span of {} ps",
+                w.id,
+                name(s.region),
+                s.dur_ps()
+            );
         }
         let mut spans = w.spans.clone();
         spans.sort_by_key(|s| (s.start_ps, std::cmp::Reverse(s.end_ps)));
         for p in spans.windows(2) {
             let (a, b) = (p[0], p[1]);
-            assert!(b.start_ps >= a.end_ps || b.end_ps <= a.end_ps, "{}: {} and {} overlap", w.id, name(a.region), name(b.region));
+            assert!(
+                b.start_ps >= a.end_ps || b.end_ps <= a.end_ps,
+                "{}: {} and {} overlap",
+                w.id,
+                name(a.region),
+                name(b.region)
+            );
         }
         // The kernel's structure, event by event.
-        let seq: Vec<(&str, EventKind)> = w.events.iter().map(|e| (name(e.region), e.kind)).collect();
+        let seq: Vec<(&str, EventKind)> =
+            w.events.iter().map(|e| (name(e.region), e.kind)).collect();
         let per_tile = |a: &'static str, b: &'static str| -> Vec<(&'static str, EventKind)> {
             let mut v = Vec::new();
             for _ in 0..K_TILES {
-                v.extend([(a, EventKind::Begin), (a, EventKind::End), (b, EventKind::Begin), (b, EventKind::End)]);
+                v.extend([
+                    (a, EventKind::Begin),
+                    (a, EventKind::End),
+                    (b, EventKind::Begin),
+                    (b, EventKind::End),
+                ]);
             }
             v
         };
         match w.id.warp {
-            0 => assert_eq!(seq, per_tile("wait_empty", "load"), "producer warp {}", w.id),
-            1..=3 => assert!(seq.is_empty(), "{}: idle warp recorded {} events", w.id, seq.len()),
+            0 => assert_eq!(
+                seq,
+                per_tile("wait_empty", "load"),
+                "producer warp {}",
+                w.id
+            ),
+            1..=3 => assert!(
+                seq.is_empty(),
+                "{}: idle warp recorded {} events",
+                w.id,
+                seq.len()
+            ),
             _ => {
                 let mut want = per_tile("wait_full", "mma");
                 want.extend([("epilogue", EventKind::Begin), ("epilogue", EventKind::End)]);

@@ -28,6 +28,17 @@ pub enum Error {
         slot_bytes: u64,
     },
 
+    /// No CUDA driver library could be loaded (no GPU driver installed).
+    #[error(
+        "ktrace: the CUDA driver library could not be loaded (tried {tried}); this machine has \
+         no NVIDIA driver, or it is not on the library path (LD_LIBRARY_PATH). Tracing needs a \
+         GPU; captures can still be read with `ktrace summary` / `ktrace export`"
+    )]
+    NoDriver {
+        /// The library names tried.
+        tried: String,
+    },
+
     /// A CUDA driver call failed.
     #[error("ktrace: CUDA driver error while {what}: {source}")]
     Driver {

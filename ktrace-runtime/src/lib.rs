@@ -125,7 +125,9 @@ pub use error::{Error, Result};
 pub use export::{export_launch, ExportOptions, ExportReport};
 pub use layout::KtraceArg;
 pub use regions::Regions;
-pub use session::{enabled, load_module, set_enabled, KernelModule, TraceConfig, TraceSession};
+pub use session::{
+    enabled, load_module, open_device, set_enabled, KernelModule, TraceConfig, TraceSession,
+};
 pub use shape::{BlockSampling, LaunchShape, WarpSampling};
 pub use summary::{Breakdown, Summary, SummaryOptions};
 

@@ -40,6 +40,26 @@ pub fn enabled() -> bool {
     }
 }
 
+/// Opens CUDA device `ordinal` (its primary context), or says plainly that
+/// there is no driver, where cudarc would panic.
+pub fn open_device(ordinal: usize) -> Result<Arc<CudaContext>> {
+    // SAFETY: only probes whether the driver library can be loaded.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(Error::NoDriver {
+            tried: cudarc::get_lib_name_candidates("cuda")
+                .into_iter()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(", ")
+                + ", ...",
+        });
+    }
+    CudaContext::new(ordinal).map_err(|source| Error::Driver {
+        what: "opening the CUDA device",
+        source,
+    })
+}
+
 /// Forces tracing on or off for the whole process (`None`: follow `KTRACE`
 /// again). Affects sessions and modules created afterwards.
 pub fn set_enabled(on: Option<bool>) {
