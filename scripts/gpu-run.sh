@@ -10,7 +10,7 @@ if [ "${1:-}" = "--stage" ]; then
   cd "$root"
   cargo build --release --examples -p ktrace-examples && cargo build --release -p ktrace-cli || exit 1
   mkdir -p .device/bin
-  for e in spin gemm warp_specialized big_grid cc_launcher recorder_bench; do
+  for e in spin gemm warp_specialized big_grid cc_launcher recorder_bench faults; do
     cp "target/release/examples/$e" .device/bin/
   done
   cp target/release/ktrace .device/bin/
@@ -39,6 +39,11 @@ step() { echo; echo "=== $*"; }
   "$BIN/ktrace" summary /tmp/gemm8192.ktrace
   step "gemm overhead bench"; "$BIN/gemm" --bench 60; echo "exit $?"
   step "recorder bench"; "$BIN/recorder_bench" 50; echo "exit $?"
+  for c in trap too-large no-flush two-streams; do
+    step "faults $c"; KTRACE=1 timeout 120 "$BIN/faults" "$c"; echo "exit $?"
+  done
+  step "KTRACE=1 without a driver (library path emptied)"
+  KTRACE=1 LD_LIBRARY_PATH=/nonexistent "$BIN/spin" 2>&1 | tail -3; echo "exit $?"
   if command -v compute-sanitizer >/dev/null; then
     step "compute-sanitizer memcheck, warp_specialized traced"
     KTRACE=1 KTRACE_OUT=/tmp/ws.json KTRACE_CAPTURE=/tmp/ws.ktrace compute-sanitizer --tool memcheck "$BIN/warp_specialized" 2>&1 | tail -5
