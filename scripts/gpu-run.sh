@@ -42,8 +42,6 @@ step() { echo; echo "=== $*"; }
   for c in trap too-large no-flush two-streams; do
     step "faults $c"; KTRACE=1 timeout 120 "$BIN/faults" "$c"; echo "exit $?"
   done
-  step "KTRACE=1 without a driver (library path emptied)"
-  KTRACE=1 LD_LIBRARY_PATH=/nonexistent "$BIN/spin" 2>&1 | tail -3; echo "exit $?"
   if command -v compute-sanitizer >/dev/null; then
     step "compute-sanitizer memcheck, warp_specialized traced"
     KTRACE=1 KTRACE_OUT=/tmp/ws.json KTRACE_CAPTURE=/tmp/ws.ktrace compute-sanitizer --tool memcheck "$BIN/warp_specialized" 2>&1 | tail -5

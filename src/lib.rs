@@ -17,15 +17,14 @@ pub mod launchers {
 
 /// Opens GPU 0, or says plainly why not and exits with status 2.
 pub fn gpu() -> (Arc<CudaContext>, Arc<CudaStream>) {
-    match CudaContext::new(0) {
+    match ktrace_runtime::open_device(0) {
         Ok(ctx) => {
             let stream = ctx.default_stream();
             (ctx, stream)
         }
         Err(e) => {
-            eprintln!(
-                "error: no usable CUDA GPU ({e}); these examples need an NVIDIA GPU and its driver"
-            );
+            eprintln!("{e}");
+            eprintln!("error: the examples need an NVIDIA GPU and its driver");
             std::process::exit(2);
         }
     }
