@@ -209,7 +209,7 @@ impl<W: Write> ChromeWriter<W> {
         let name = self.name_json(s.region)?;
         self.sep()?;
         write!(self.w, "{{\"name\":{name},\"ph\":\"X\",\"ts\":")?;
-        write_us(&mut self.w, s.start_ps - self.t0)?;
+        write_us(&mut self.w, s.start_ps.saturating_sub(self.t0))?;
         self.w.write_all(b",\"dur\":")?;
         write_us(&mut self.w, s.end_ps.saturating_sub(s.start_ps).max(0))?;
         write!(
@@ -230,7 +230,7 @@ impl<W: Write> ChromeWriter<W> {
         };
         self.sep()?;
         write!(self.w, "{{\"name\":{name},\"ph\":{ph},\"ts\":")?;
-        write_us(&mut self.w, e.t_ps - self.t0)?;
+        write_us(&mut self.w, e.t_ps.saturating_sub(self.t0))?;
         write!(
             self.w,
             ",\"pid\":{pid},\"tid\":{tid},\"cname\":\"{}\",\"args\":{args}}}",
