@@ -66,9 +66,37 @@ fn main_loop(code: &[(u64, String)]) -> (usize, usize, usize, Vec<usize>) {
         if target >= *addr {
             continue;
         }
-        let body: Vec<&String> = code[..=i]
+        // Code skipped by a forward branch over an inner loop (the ring
+        // recorder's group store, run once per 32 events) is not executed per
+        // event: leave it out.
+        let range = &code[..=i];
+        let target_of = |s: &str| {
+            u64::from_str_radix(s.split("BRA ").nth(1)?.trim().trim_start_matches("0x"), 16).ok()
+        };
+        let backward: Vec<u64> = range
+            .iter()
+            .filter(|(a, s)| *a >= target && target_of(s).is_some_and(|t| t < *a && t > target))
+            .map(|(a, _)| *a)
+            .collect();
+        let forward: Vec<(u64, u64)> = range
             .iter()
             .filter(|(a, _)| *a >= target)
+            .filter_map(|(a, s)| target_of(s).filter(|t| t > a).map(|t| (*a, t)))
+            .collect();
+        // For each inner loop, the smallest forward branch that skips it.
+        let skipped: Vec<(u64, u64)> = backward
+            .iter()
+            .filter_map(|b| {
+                forward
+                    .iter()
+                    .filter(|(a, t)| a < b && b < t)
+                    .min_by_key(|(a, t)| t - a)
+                    .copied()
+            })
+            .collect();
+        let body: Vec<&String> = range
+            .iter()
+            .filter(|(a, _)| *a >= target && !skipped.iter().any(|(lo, hi)| a > lo && a < hi))
             .map(|(_, s)| s)
             .collect();
         let ffma = body.iter().filter(|s| s.contains("FFMA")).count();

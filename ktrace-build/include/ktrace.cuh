@@ -196,9 +196,11 @@ class Context {
     // across the clock read.
     asm volatile(
         "{\n\t"
-        ".reg .pred mine, full;\n\t"
-        ".reg .u32 idx;\n\t"
+        ".reg .pred off, mine, full, again;\n\t"
+        ".reg .u32 idx, pass;\n\t"
         ".reg .u64 addr;\n\t"
+        "setp.eq.u32 off, %7, 0;\n\t"
+        "@off bra.uni KTRACE_HELD_%=;\n\t"
         "xor.b32 idx, %0, %6;\n\t"
         "and.b32 idx, idx, 31;\n\t"
         "setp.eq.u32 mine, idx, 0;\n\t"
@@ -207,13 +209,19 @@ class Context {
         "add.u32 %0, %0, 1;\n\t"
         "and.b32 idx, %0, 31;\n\t"
         "setp.eq.u32 full, idx, 0;\n\t"
-        "setp.ne.and.u32 full, %7, 0, full;\n\t"
         "@!full bra.uni KTRACE_HELD_%=;\n\t"
+        // A one-pass loop: ptxas keeps loops as branches, where it would
+        // predicate a short block and issue it at every event.
+        "mov.u32 pass, 1;\n"
+        "KTRACE_GROUP_%=:\n\t"
         "sub.u32 idx, %0, 32;\n\t"
         "add.u32 idx, idx, %6;\n\t"
         "and.b32 idx, idx, %3;\n\t"
         "mad.wide.u32 addr, idx, 8, %4;\n\t"
-        "st.global.cs.v2.u32 [addr], {%1, %2};\n"
+        "st.global.cs.v2.u32 [addr], {%1, %2};\n\t"
+        "sub.u32 pass, pass, 1;\n\t"
+        "setp.ne.u32 again, pass, 0;\n\t"
+        "@again bra.uni KTRACE_GROUP_%=;\n"
         "KTRACE_HELD_%=:\n\t"
         "}"
         : "+r"(cnt_), "+r"(held_clk_), "+r"(held_tag_)
