@@ -17,7 +17,8 @@
 //! allocating anything, so a truncated or lying file gives an [`Error`], never
 //! a panic or a huge allocation.
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -77,17 +78,32 @@ impl Capture {
             })
     }
 
-    /// Reads a capture file.
+    /// Reads a capture file. Each launch's raw buffer is read from the
+    /// file straight into its own allocation, so reading takes about as
+    /// much memory as the buffers themselves.
     pub fn read(path: impl AsRef<Path>) -> Result<Capture> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Capture::from_bytes(&bytes)
+        let f = File::open(path).map_err(|e| Error::io(path, e))?;
+        let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
+        let src = FileSource {
+            r: BufReader::with_capacity(64 * 1024, f),
+            path,
+        };
+        Capture::parse(Reader { src, pos: 0, len })
     }
 
     /// Parses a capture from its bytes.
     pub fn from_bytes(bytes: &[u8]) -> Result<Capture> {
-        let mut r = Reader { bytes, pos: 0 };
-        let magic = r.take(MAGIC.len(), "magic")?;
+        let len = bytes.len() as u64;
+        Capture::parse(Reader {
+            src: SliceSource(bytes),
+            pos: 0,
+            len,
+        })
+    }
+
+    fn parse<S: Source>(mut r: Reader<S>) -> Result<Capture> {
+        let magic: [u8; 8] = r.array("magic")?;
         if magic != MAGIC {
             return Err(Error::BadMagic {
                 found: magic.to_vec(),
@@ -115,7 +131,7 @@ impl Capture {
         let clock_khz = r.u32("clock rate")?;
         let _flags = r.u32("flags")?;
         let _reserved = r.u32("reserved")?;
-        debug_assert_eq!(r.pos, HEADER_BYTES);
+        debug_assert_eq!(r.pos, HEADER_BYTES as u64);
 
         let name_len = r.u32("device name length")? as usize;
         if name_len > MAX_NAME_BYTES {
@@ -152,14 +168,14 @@ impl Capture {
         if u64::from(launch_count) > most {
             return Err(Error::Truncated {
                 what: format!("{launch_count} launch records"),
-                offset: r.pos as u64,
+                offset: r.pos,
                 needed: u64::from(launch_count) * LAUNCH_HEADER_BYTES as u64,
                 available: r.left(),
             });
         }
         let mut launches = Vec::with_capacity(launch_count as usize);
         for i in 0..launch_count {
-            let at = r.pos as u64;
+            let at = r.pos;
             let launch = r.u32("launch index")?;
             let grid = [r.u32("grid")?, r.u32("grid")?, r.u32("grid")?];
             let block = [r.u32("block")?, r.u32("block")?, r.u32("block")?];
@@ -195,7 +211,7 @@ impl Capture {
                     shape.buffer_bytes().unwrap_or(u64::MAX)
                 )));
             }
-            let raw = r.take_len(raw_len, "raw buffer")?.to_vec();
+            let raw = r.vec(raw_len, "raw buffer")?;
             launches.push(LaunchCapture { shape, raw });
         }
         if r.left() != 0 {
@@ -296,55 +312,104 @@ impl Capture {
     }
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+/// Where a capture is parsed from: the bytes in memory, or a file read
+/// piece by piece.
+trait Source {
+    /// Fills `buf` (the caller has checked that the bytes are there).
+    fn read_into(&mut self, buf: &mut [u8]) -> Result<()>;
+    /// The next `n` bytes in a vector of their own (checked likewise).
+    fn read_vec(&mut self, n: usize) -> Result<Vec<u8>>;
 }
 
-impl<'a> Reader<'a> {
-    fn left(&self) -> u64 {
-        (self.bytes.len() - self.pos) as u64
+struct SliceSource<'a>(&'a [u8]);
+
+impl Source for SliceSource<'_> {
+    fn read_into(&mut self, buf: &mut [u8]) -> Result<()> {
+        let (head, rest) = self.0.split_at(buf.len());
+        buf.copy_from_slice(head);
+        self.0 = rest;
+        Ok(())
     }
 
-    fn take_len(&mut self, n: u64, what: &str) -> Result<&'a [u8]> {
+    fn read_vec(&mut self, n: usize) -> Result<Vec<u8>> {
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head.to_vec())
+    }
+}
+
+struct FileSource<'p> {
+    r: BufReader<File>,
+    path: &'p Path,
+}
+
+impl Source for FileSource<'_> {
+    fn read_into(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.r.read_exact(buf).map_err(|e| Error::io(self.path, e))
+    }
+
+    fn read_vec(&mut self, n: usize) -> Result<Vec<u8>> {
+        // Zeroed pages come fresh from the allocator: the read is the only
+        // pass over the memory.
+        let mut v = vec![0u8; n];
+        self.read_into(&mut v)?;
+        Ok(v)
+    }
+}
+
+struct Reader<S> {
+    src: S,
+    pos: u64,
+    len: u64,
+}
+
+impl<S: Source> Reader<S> {
+    fn left(&self) -> u64 {
+        self.len - self.pos
+    }
+
+    /// Checks that `n` more bytes are there, then counts them as read.
+    fn advance(&mut self, n: u64, what: &str) -> Result<()> {
         if n > self.left() {
             return Err(Error::Truncated {
                 what: what.to_string(),
-                offset: self.pos as u64,
+                offset: self.pos,
                 needed: n,
                 available: self.left(),
             });
         }
-        let s = &self.bytes[self.pos..self.pos + n as usize];
-        self.pos += n as usize;
-        Ok(s)
+        self.pos += n;
+        Ok(())
     }
 
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
-        self.take_len(n as u64, what)
+    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N]> {
+        self.advance(N as u64, what)?;
+        let mut a = [0u8; N];
+        self.src.read_into(&mut a)?;
+        Ok(a)
+    }
+
+    fn vec(&mut self, n: u64, what: &str) -> Result<Vec<u8>> {
+        self.advance(n, what)?;
+        self.src.read_vec(n as usize)
     }
 
     fn u16(&mut self, what: &str) -> Result<u16> {
-        let b = self.take(2, what)?;
-        Ok(u16::from_le_bytes([b[0], b[1]]))
+        Ok(u16::from_le_bytes(self.array(what)?))
     }
 
     fn u32(&mut self, what: &str) -> Result<u32> {
-        let b = self.take(4, what)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        Ok(u32::from_le_bytes(self.array(what)?))
     }
 
     fn u64(&mut self, what: &str) -> Result<u64> {
-        let b = self.take(8, what)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_le_bytes(a))
+        Ok(u64::from_le_bytes(self.array(what)?))
     }
 
     fn string(&mut self, n: usize, what: &str) -> Result<String> {
         let at = self.pos;
-        let b = self.take(n, what)?;
-        String::from_utf8(b.to_vec())
+        let b = self.vec(n as u64, what)?;
+        String::from_utf8(b)
             .map_err(|_| Error::Corrupt(format!("{what} at byte {at} is not UTF-8")))
     }
 }

@@ -10,7 +10,7 @@
 //! events, marks thread-scoped instants (`i`, `"s":"t"`), unless
 //! [`ChromeOptions::raw_events`] asks for the raw `B`/`E` events.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::{self, Write};
 
 use crate::decode::{Span, TimedEvent, WarpTrace};
@@ -59,26 +59,128 @@ pub fn color(region: u16) -> &'static str {
 /// Writes `ps` picoseconds as microseconds, exactly (up to six decimals, no
 /// trailing zeros).
 pub fn write_us(w: &mut impl Write, ps: i64) -> io::Result<()> {
-    let sign = if ps < 0 { "-" } else { "" };
-    let a = ps.unsigned_abs();
-    let (int, frac) = (a / 1_000_000, a % 1_000_000);
-    if frac == 0 {
-        write!(w, "{sign}{int}")
-    } else {
-        let f = format!("{frac:06}");
-        write!(w, "{sign}{int}.{}", f.trim_end_matches('0'))
-    }
+    let mut v = Vec::with_capacity(24);
+    push_us(&mut v, ps);
+    w.write_all(&v)
 }
+
+/// Pairs of decimal digits, "00" to "99".
+const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// `v` in decimal at the end of `buf`; returns where the digits start.
+fn fmt_u64(buf: &mut [u8; 20], mut v: u64) -> usize {
+    let mut i = buf.len();
+    while v >= 100 {
+        let r = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&DIGITS2[r..r + 2]);
+    }
+    if v >= 10 {
+        let r = v as usize * 2;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&DIGITS2[r..r + 2]);
+    } else {
+        i -= 1;
+        buf[i] = b'0' + v as u8;
+    }
+    i
+}
+
+/// Appends `v` in decimal (`{v}`).
+fn push_u64(out: &mut Vec<u8>, v: u64) {
+    let mut b = [0u8; 20];
+    let i = fmt_u64(&mut b, v);
+    out.extend_from_slice(&b[i..]);
+}
+
+/// Appends `v` in decimal, zero-padded to `width` digits (`{v:0width$}`).
+fn push_padded(out: &mut Vec<u8>, v: u64, width: usize) {
+    let mut b = [0u8; 20];
+    let i = fmt_u64(&mut b, v);
+    for _ in b.len() - i..width {
+        out.push(b'0');
+    }
+    out.extend_from_slice(&b[i..]);
+}
+
+/// Appends `ps` picoseconds as microseconds, as [`write_us`] writes them.
+fn push_us(out: &mut Vec<u8>, ps: i64) {
+    let a = ps.unsigned_abs();
+    let (mut int, frac) = (a / 1_000_000, (a % 1_000_000) as usize);
+    // Written right to left, ending at byte 24: sign, up to 13 integer
+    // digits, point, six decimals of which the trailing zeros are left out.
+    // The 24 bytes after the start are copied whole (a fixed-size copy, no
+    // call to memcpy), then the tail is cut.
+    let mut b = [0u8; 48];
+    let mut end = 24;
+    let mut i = end;
+    if frac != 0 {
+        let (hi, mid, lo) = (frac / 10_000, frac / 100 % 100, frac % 100);
+        b[18..20].copy_from_slice(&DIGITS2[hi * 2..hi * 2 + 2]);
+        b[20..22].copy_from_slice(&DIGITS2[mid * 2..mid * 2 + 2]);
+        b[22..24].copy_from_slice(&DIGITS2[lo * 2..lo * 2 + 2]);
+        b[17] = b'.';
+        let mut f = frac;
+        while f % 10 == 0 {
+            f /= 10;
+            end -= 1;
+        }
+        i = 17;
+    }
+    while int >= 100 {
+        let r = (int % 100) as usize * 2;
+        int /= 100;
+        i -= 2;
+        b[i..i + 2].copy_from_slice(&DIGITS2[r..r + 2]);
+    }
+    if int >= 10 {
+        let r = int as usize * 2;
+        i -= 2;
+        b[i..i + 2].copy_from_slice(&DIGITS2[r..r + 2]);
+    } else {
+        i -= 1;
+        b[i] = b'0' + int as u8;
+    }
+    if ps < 0 {
+        i -= 1;
+        b[i] = b'-';
+    }
+    let len = out.len() + (end - i);
+    out.extend_from_slice(&b[i..i + 24]);
+    out.truncate(len);
+}
+
+/// Output is gathered here and handed to the writer in chunks of this size.
+const CHUNK: usize = 64 * 1024;
 
 /// Streams a Chrome trace: [`ChromeWriter::begin`], then
 /// [`ChromeWriter::warp`] for each warp, then [`ChromeWriter::finish`].
+///
+/// Events are formatted into an internal buffer that goes to the writer in
+/// 64 KiB chunks; [`ChromeWriter::finish`] writes the rest.
 pub struct ChromeWriter<W: Write> {
     w: W,
+    out: Vec<u8>,
     opts: ChromeOptions,
     t0: i64,
     first: bool,
     seen_pids: HashSet<u64>,
-    names: HashMap<u16, String>,
+    /// Per region id, once seen: `{"name":NAME,"ph":`.
+    heads: Vec<Option<Box<[u8]>>>,
+    /// Per region id: `,"pid":..,"tid":..,"cname":"..","args":{..}}` for
+    /// the warp whose number is the first field.
+    tails: Vec<(u64, Vec<u8>)>,
+    /// Number of the current warp (from 1).
+    warp_no: u64,
+    /// The current warp's `,"pid":P,"tid":T,"cname":"`.
+    pid_tid: Vec<u8>,
+    /// The current warp's `","args":{"sm":S,"block":B,"warp":W}}`.
+    args: Vec<u8>,
     regions: Regions,
     events: u64,
     unknown_regions: Vec<u16>,
@@ -91,11 +193,16 @@ impl<W: Write> ChromeWriter<W> {
         w.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
         Ok(ChromeWriter {
             w,
+            out: Vec::with_capacity(CHUNK + 4096),
             opts,
             t0: t0_ps,
             first: true,
             seen_pids: HashSet::new(),
-            names: HashMap::new(),
+            heads: Vec::new(),
+            tails: Vec::new(),
+            warp_no: 0,
+            pid_tid: Vec::new(),
+            args: Vec::new(),
             regions: regions.clone(),
             events: 0,
             unknown_regions: Vec::new(),
@@ -112,33 +219,70 @@ impl<W: Write> ChromeWriter<W> {
         &self.unknown_regions
     }
 
+    /// Starts the next event: hands a full chunk to the writer, then the
+    /// separator.
     fn sep(&mut self) -> io::Result<()> {
+        if self.out.len() >= CHUNK {
+            self.w.write_all(&self.out)?;
+            self.out.clear();
+        }
         if self.first {
             self.first = false;
-            Ok(())
         } else {
-            self.w.write_all(b",\n")
+            self.out.extend_from_slice(b",\n");
         }
+        Ok(())
     }
 
-    fn name_json(&mut self, region: u16) -> io::Result<String> {
-        if let Some(n) = self.names.get(&region) {
-            return Ok(n.clone());
+    /// Appends `{"name":NAME,"ph":` for `region`.
+    fn push_head(&mut self, region: u16) -> io::Result<()> {
+        let i = usize::from(region);
+        if i >= self.heads.len() {
+            self.heads.resize(i + 1, None);
         }
-        if self.regions.get(region).is_none() {
-            self.unknown_regions.push(region);
+        if self.heads[i].is_none() {
+            if self.regions.get(region).is_none() {
+                self.unknown_regions.push(region);
+            }
+            let name = json_str(&self.regions.name(region))?;
+            let head = format!("{{\"name\":{name},\"ph\":");
+            self.heads[i] = Some(head.into_bytes().into_boxed_slice());
         }
-        let s = serde_json::to_string(&self.regions.name(region)).map_err(io::Error::other)?;
-        self.names.insert(region, s.clone());
-        Ok(s)
+        if let Some(h) = &self.heads[i] {
+            self.out.extend_from_slice(h);
+        }
+        Ok(())
     }
 
-    fn meta_event(&mut self, name: &str, pid: u64, tid: u64, arg: &str) -> io::Result<()> {
+    /// Appends the current warp's `,"pid":..}}` for `region`.
+    fn push_tail(&mut self, region: u16) {
+        let i = usize::from(region);
+        if i >= self.tails.len() {
+            self.tails.resize_with(i + 1, || (0, Vec::new()));
+        }
+        let (no, tail) = &mut self.tails[i];
+        if *no != self.warp_no {
+            *no = self.warp_no;
+            tail.clear();
+            tail.extend_from_slice(&self.pid_tid);
+            tail.extend_from_slice(color(region).as_bytes());
+            tail.extend_from_slice(&self.args);
+        }
+        self.out.extend_from_slice(tail);
+    }
+
+    fn meta_event(&mut self, name: &str, pid: u64, tid: u64, arg: &[u8]) -> io::Result<()> {
         self.sep()?;
-        write!(
-            self.w,
-            "{{\"ph\":\"M\",\"name\":\"{name}\",\"pid\":{pid},\"tid\":{tid},\"args\":{arg}}}"
-        )
+        self.out.extend_from_slice(b"{\"ph\":\"M\",\"name\":\"");
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(b"\",\"pid\":");
+        push_u64(&mut self.out, pid);
+        self.out.extend_from_slice(b",\"tid\":");
+        push_u64(&mut self.out, tid);
+        self.out.extend_from_slice(b",\"args\":");
+        self.out.extend_from_slice(arg);
+        self.out.push(b'}');
+        Ok(())
     }
 
     /// Writes one warp: its process and thread names (once per process),
@@ -153,98 +297,109 @@ impl<W: Write> ChromeWriter<W> {
         } else {
             (u64::from(id.block), u64::from(id.warp))
         };
+        let mut arg = Vec::with_capacity(64);
         if self.seen_pids.insert(pid) {
-            let pname = if self.opts.by_sm {
-                format!("SM {:03}", id.sm)
-            } else {
-                format!("SM {:03} Block {:04}", id.sm, id.block)
-            };
-            let arg = format!("{{\"name\":{}}}", json_str(&pname)?);
+            // {"name":"SM 004"} or {"name":"SM 004 Block 0003"}: digits
+            // and spaces, nothing to escape.
+            arg.extend_from_slice(b"{\"name\":\"SM ");
+            push_padded(&mut arg, u64::from(id.sm), 3);
+            if !self.opts.by_sm {
+                arg.extend_from_slice(b" Block ");
+                push_padded(&mut arg, u64::from(id.block), 4);
+            }
+            arg.extend_from_slice(b"\"}");
             self.meta_event("process_name", pid, 0, &arg)?;
-            self.meta_event(
-                "process_sort_index",
-                pid,
-                0,
-                &format!("{{\"sort_index\":{pid}}}"),
-            )?;
+            arg.clear();
+            arg.extend_from_slice(b"{\"sort_index\":");
+            push_u64(&mut arg, pid);
+            arg.push(b'}');
+            self.meta_event("process_sort_index", pid, 0, &arg)?;
         }
-        let tname = if self.opts.by_sm {
-            format!("Block {:04} Warp {:02}", id.block, id.warp)
-        } else {
-            format!("Warp {:02}", id.warp)
-        };
-        let arg = format!("{{\"name\":{}}}", json_str(&tname)?);
+        arg.clear();
+        arg.extend_from_slice(b"{\"name\":\"");
+        if self.opts.by_sm {
+            arg.extend_from_slice(b"Block ");
+            push_padded(&mut arg, u64::from(id.block), 4);
+            arg.push(b' ');
+        }
+        arg.extend_from_slice(b"Warp ");
+        push_padded(&mut arg, u64::from(id.warp), 2);
+        arg.extend_from_slice(b"\"}");
         self.meta_event("thread_name", pid, tid, &arg)?;
-        self.meta_event(
-            "thread_sort_index",
-            pid,
-            tid,
-            &format!("{{\"sort_index\":{tid}}}"),
-        )?;
-        let args = format!(
-            "{{\"sm\":{},\"block\":{},\"warp\":{}}}",
-            id.sm, id.block, id.warp
-        );
+        arg.clear();
+        arg.extend_from_slice(b"{\"sort_index\":");
+        push_u64(&mut arg, tid);
+        arg.push(b'}');
+        self.meta_event("thread_sort_index", pid, tid, &arg)?;
+
+        self.warp_no += 1;
+        self.pid_tid.clear();
+        self.pid_tid.extend_from_slice(b",\"pid\":");
+        push_u64(&mut self.pid_tid, pid);
+        self.pid_tid.extend_from_slice(b",\"tid\":");
+        push_u64(&mut self.pid_tid, tid);
+        self.pid_tid.extend_from_slice(b",\"cname\":\"");
+        self.args.clear();
+        self.args.extend_from_slice(b"\",\"args\":{\"sm\":");
+        push_u64(&mut self.args, u64::from(id.sm));
+        self.args.extend_from_slice(b",\"block\":");
+        push_u64(&mut self.args, u64::from(id.block));
+        self.args.extend_from_slice(b",\"warp\":");
+        push_u64(&mut self.args, u64::from(id.warp));
+        self.args.extend_from_slice(b"}}");
+
         if self.opts.raw_events {
             for e in &warp.events {
-                self.event(pid, tid, &args, e)?;
+                self.event(e)?;
             }
         } else {
             // Spans and marks merged by time, so each thread reads in order.
             let mut marks = warp.marks().peekable();
             for s in &warp.spans {
                 while let Some(m) = marks.next_if(|m| m.t_ps < s.start_ps) {
-                    self.event(pid, tid, &args, m)?;
+                    self.event(m)?;
                 }
-                self.span(pid, tid, &args, s)?;
+                self.span(s)?;
             }
             for m in marks {
-                self.event(pid, tid, &args, m)?;
+                self.event(m)?;
             }
         }
         Ok(())
     }
 
-    fn span(&mut self, pid: u64, tid: u64, args: &str, s: &Span) -> io::Result<()> {
-        let name = self.name_json(s.region)?;
+    fn span(&mut self, s: &Span) -> io::Result<()> {
         self.sep()?;
-        write!(self.w, "{{\"name\":{name},\"ph\":\"X\",\"ts\":")?;
-        write_us(&mut self.w, s.start_ps.saturating_sub(self.t0))?;
-        self.w.write_all(b",\"dur\":")?;
-        write_us(&mut self.w, s.end_ps.saturating_sub(s.start_ps).max(0))?;
-        write!(
-            self.w,
-            ",\"pid\":{pid},\"tid\":{tid},\"cname\":\"{}\",\"args\":{args}}}",
-            color(s.region)
-        )?;
+        self.push_head(s.region)?;
+        self.out.extend_from_slice(b"\"X\",\"ts\":");
+        push_us(&mut self.out, s.start_ps.saturating_sub(self.t0));
+        self.out.extend_from_slice(b",\"dur\":");
+        push_us(&mut self.out, s.end_ps.saturating_sub(s.start_ps).max(0));
+        self.push_tail(s.region);
         self.events += 1;
         Ok(())
     }
 
-    fn event(&mut self, pid: u64, tid: u64, args: &str, e: &TimedEvent) -> io::Result<()> {
-        let name = self.name_json(e.region)?;
-        let ph = match e.kind {
-            EventKind::Begin => "\"B\"",
-            EventKind::End => "\"E\"",
-            EventKind::Mark => "\"i\",\"s\":\"t\"",
-        };
+    fn event(&mut self, e: &TimedEvent) -> io::Result<()> {
         self.sep()?;
-        write!(self.w, "{{\"name\":{name},\"ph\":{ph},\"ts\":")?;
-        write_us(&mut self.w, e.t_ps.saturating_sub(self.t0))?;
-        write!(
-            self.w,
-            ",\"pid\":{pid},\"tid\":{tid},\"cname\":\"{}\",\"args\":{args}}}",
-            color(e.region)
-        )?;
+        self.push_head(e.region)?;
+        self.out.extend_from_slice(match e.kind {
+            EventKind::Begin => b"\"B\",\"ts\":",
+            EventKind::End => b"\"E\",\"ts\":",
+            EventKind::Mark => b"\"i\",\"s\":\"t\",\"ts\":",
+        });
+        push_us(&mut self.out, e.t_ps.saturating_sub(self.t0));
+        self.push_tail(e.region);
         self.events += 1;
         Ok(())
     }
 
     /// Ends the event list, writes `otherData` and returns the writer.
     pub fn finish(mut self, other_data: &serde_json::Value) -> io::Result<W> {
-        self.w.write_all(b"\n],\n\"otherData\":")?;
-        serde_json::to_writer(&mut self.w, other_data).map_err(io::Error::other)?;
-        self.w.write_all(b"}\n")?;
+        self.out.extend_from_slice(b"\n],\n\"otherData\":");
+        serde_json::to_writer(&mut self.out, other_data).map_err(io::Error::other)?;
+        self.out.extend_from_slice(b"}\n");
+        self.w.write_all(&self.out)?;
         self.w.flush()?;
         Ok(self.w)
     }
@@ -271,5 +426,43 @@ mod tests {
         assert_eq!(us(1_500_000), "1.5");
         assert_eq!(us(-2_000_001), "-2.000001");
         assert_eq!(us(123_456_789_000), "123456.789");
+        assert_eq!(us(i64::MIN), "-9223372036854.775808");
+        assert_eq!(us(i64::MAX), "9223372036854.775807");
+    }
+
+    /// The formatting that `push_us` replaced, as the reference.
+    fn us_fmt(ps: i64) -> String {
+        let sign = if ps < 0 { "-" } else { "" };
+        let a = ps.unsigned_abs();
+        let (int, frac) = (a / 1_000_000, a % 1_000_000);
+        if frac == 0 {
+            format!("{sign}{int}")
+        } else {
+            let f = format!("{frac:06}");
+            format!("{sign}{int}.{}", f.trim_end_matches('0'))
+        }
+    }
+
+    #[test]
+    fn microseconds_match_std_formatting() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut values = vec![0, 1, -1, 9, 10, 99, 100, 999_999, 1_000_000, 1_000_001];
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x as i64);
+            values.push((x >> (x % 64)) as i64);
+            values.push(-((x % 10_000_000_000) as i64));
+        }
+        for v in values {
+            assert_eq!(us(v), us_fmt(v), "{v}");
+        }
+        let mut out = Vec::new();
+        for (v, w) in [(0, 2), (7, 2), (42, 2), (123, 2), (5, 4), (12345, 4)] {
+            out.clear();
+            push_padded(&mut out, v, w);
+            assert_eq!(String::from_utf8(out.clone()).unwrap(), format!("{v:0w$}"));
+        }
     }
 }

@@ -71,6 +71,35 @@ impl ClockRatio {
 
     /// Picoseconds in `cycles` cycles, rounded to nearest (saturating).
     pub fn cycles_to_ps(&self, cycles: i128) -> i128 {
+        // The same rounding in 64-bit arithmetic when nothing overflows:
+        // 128-bit division is a library call, slow per event.
+        if let Some(v) = self.cycles_to_ps_u64(cycles) {
+            return v;
+        }
+        self.cycles_to_ps_wide(cycles)
+    }
+
+    #[inline]
+    fn cycles_to_ps_u64(&self, cycles: i128) -> Option<i128> {
+        let num = self.ns.checked_mul(1000)?;
+        let den = self.cycles.max(1);
+        let m = u64::try_from(cycles.unsigned_abs())
+            .ok()?
+            .checked_mul(num)?;
+        let (a, b) = (m / den, m % den);
+        if cycles >= 0 {
+            // q = a, r = b; round half up.
+            Some(i128::from(a) + i128::from(b >= den - b))
+        } else if b == 0 {
+            Some(-i128::from(a))
+        } else {
+            // floor(-m / den) = -(a + 1), remainder den - b.
+            let r = den - b;
+            Some(-i128::from(a) - 1 + i128::from(r >= den - r))
+        }
+    }
+
+    fn cycles_to_ps_wide(&self, cycles: i128) -> i128 {
         let num = i128::from(self.ns) * 1000;
         let den = i128::from(self.cycles.max(1));
         match cycles.checked_mul(num) {
@@ -403,9 +432,14 @@ impl<'a> Decoder<'a> {
     pub fn first_event_ps(&self, i: usize) -> Option<i64> {
         let plan = self.plans.get(i)?;
         let mut first = None;
+        // Times never decrease in ring order: the first valid event is the
+        // earliest, and the walk stops there.
         self.for_each_event(plan, |_, e, t| {
-            if first.is_none() && EventKind::from_raw(e.kind).is_some() {
+            if EventKind::from_raw(e.kind).is_some() {
                 first = Some(t);
+                false
+            } else {
+                true
             }
         });
         first
@@ -472,8 +506,8 @@ impl<'a> Decoder<'a> {
     }
 
     /// Calls `f(ring position, event, time in ps)` for every kept event, in
-    /// ring order (oldest first).
-    fn for_each_event(&self, plan: &SlotPlan, mut f: impl FnMut(u32, Event, i64)) {
+    /// ring order (oldest first), until `f` returns false.
+    fn for_each_event(&self, plan: &SlotPlan, mut f: impl FnMut(u32, Event, i64) -> bool) {
         let meta = self.meta(plan.slot);
         let (start, n, anchor) = self.ring(plan.slot, &meta);
         if n == 0 {
@@ -491,7 +525,9 @@ impl<'a> Decoder<'a> {
                     let e = at(i);
                     cyc += i128::from(e.clock.wrapping_sub(prev));
                     prev = e.clock;
-                    f(i, e, clamp(base + plan.ratio.cycles_to_ps(cyc)));
+                    if !f(i, e, clamp(base + plan.ratio.cycles_to_ps(cyc))) {
+                        return;
+                    }
                 }
             }
             Anchor::Final => {
@@ -512,7 +548,9 @@ impl<'a> Decoder<'a> {
                     let e = at(i);
                     cyc += i128::from(e.clock.wrapping_sub(prev));
                     prev = e.clock;
-                    f(i, e, clamp(base + plan.ratio.cycles_to_ps(cyc)));
+                    if !f(i, e, clamp(base + plan.ratio.cycles_to_ps(cyc))) {
+                        return;
+                    }
                 }
             }
         }
@@ -537,19 +575,28 @@ impl<'a> Decoder<'a> {
         let mut events = Vec::with_capacity(recorded.min(cap) as usize);
         let mut unknown: Option<(u16, u32)> = None;
         let mut raw_count = 0u32;
+        // Whether the events come in (time, begin-mark-end) order already.
+        let mut in_order = true;
+        let mut last = (i64::MIN, 0u8);
         self.for_each_event(plan, |_, e, t| {
             raw_count += 1;
             match EventKind::from_raw(e.kind) {
-                Some(kind) => events.push(TimedEvent {
-                    t_ps: t,
-                    region: e.region,
-                    kind,
-                }),
+                Some(kind) => {
+                    let key = (t, kind.tie_rank());
+                    in_order &= last <= key;
+                    last = key;
+                    events.push(TimedEvent {
+                        t_ps: t,
+                        region: e.region,
+                        kind,
+                    })
+                }
                 None => {
                     let u = unknown.get_or_insert((e.kind, 0));
                     u.1 += 1;
                 }
             }
+            true
         });
         if !flushed {
             diagnostics.push(Diagnostic::NeverFlushed {
@@ -585,7 +632,11 @@ impl<'a> Decoder<'a> {
             }
         }
 
-        events.sort_by_key(|e| (e.t_ps, e.kind.tie_rank()));
+        // Times never decrease in ring order; only events at the same time
+        // may need reordering (begin, mark, end), and usually none do.
+        if !in_order {
+            events.sort_by_key(|e| (e.t_ps, e.kind.tie_rank()));
+        }
         let spans = match_spans(&events, id, &mut diagnostics);
 
         WarpTrace {
@@ -612,32 +663,47 @@ pub fn decode(raw: &[u8], shape: &LaunchShape, opts: &DecodeOptions) -> Result<D
 }
 
 fn match_spans(events: &[TimedEvent], id: WarpId, diags: &mut Vec<Diagnostic>) -> Vec<Span> {
-    // Per region: a stack of open begin times (nested and repeated regions).
-    let mut open: Vec<(u16, Vec<i64>)> = Vec::new();
+    // Each begin adds a span to `spans` (so spans are in begin order, that
+    // is by start time) whose end is filled in by the matching end. Per
+    // region, the open spans form a stack (nested and repeated regions),
+    // linked through `below`.
+    const NONE: u32 = u32::MAX;
+    // (region, top of its stack of open spans, depth)
+    let mut open: Vec<(u16, u32, u32)> = Vec::new();
     let mut unmatched_end: Vec<(u16, u32)> = Vec::new();
-    let mut spans = Vec::new();
+    let mut spans: Vec<Span> = Vec::with_capacity(events.len() / 2);
+    let mut below: Vec<u32> = Vec::with_capacity(events.len() / 2);
     for e in events {
-        let idx = match open.iter().position(|(r, _)| *r == e.region) {
+        if e.kind == EventKind::Mark {
+            continue;
+        }
+        let idx = match open.iter().position(|o| o.0 == e.region) {
             Some(i) => i,
             None => {
-                open.push((e.region, Vec::new()));
+                open.push((e.region, NONE, 0));
                 open.len() - 1
             }
         };
-        match e.kind {
-            EventKind::Begin => open[idx].1.push(e.t_ps),
-            EventKind::End => match open[idx].1.pop() {
-                Some(start) => spans.push(Span {
-                    region: e.region,
-                    start_ps: start,
-                    end_ps: e.t_ps,
-                }),
-                None => match unmatched_end.iter_mut().find(|(r, _)| *r == e.region) {
-                    Some(u) => u.1 += 1,
-                    None => unmatched_end.push((e.region, 1)),
-                },
-            },
-            EventKind::Mark => {}
+        let o = &mut open[idx];
+        if e.kind == EventKind::Begin {
+            below.push(o.1);
+            o.1 = spans.len() as u32;
+            o.2 += 1;
+            spans.push(Span {
+                region: e.region,
+                start_ps: e.t_ps,
+                end_ps: e.t_ps,
+            });
+        } else if o.1 != NONE {
+            let top = o.1 as usize;
+            spans[top].end_ps = e.t_ps;
+            o.1 = below[top];
+            o.2 -= 1;
+        } else {
+            match unmatched_end.iter_mut().find(|(r, _)| *r == e.region) {
+                Some(u) => u.1 += 1,
+                None => unmatched_end.push((e.region, 1)),
+            }
         }
     }
     unmatched_end.sort_unstable();
@@ -648,18 +714,34 @@ fn match_spans(events: &[TimedEvent], id: WarpId, diags: &mut Vec<Diagnostic>) -
             count,
         });
     }
-    open.sort_unstable_by_key(|(r, _)| *r);
-    for (region, stack) in open {
-        if !stack.is_empty() {
+    open.sort_unstable_by_key(|o| o.0);
+    let mut keep: Vec<bool> = Vec::new();
+    for &(region, top, depth) in &open {
+        if depth > 0 {
             diags.push(Diagnostic::UnmatchedBegin {
                 warp: id,
                 region,
-                count: stack.len() as u32,
+                count: depth,
             });
+            // Begins still open have no span.
+            keep.resize(spans.len(), true);
+            let mut t = top;
+            while t != NONE {
+                keep[t as usize] = false;
+                t = below[t as usize];
+            }
         }
     }
-    // Outer spans before inner ones that start at the same time.
-    spans.sort_by_key(|s| (s.start_ps, std::cmp::Reverse(s.end_ps), s.region));
+    if !keep.is_empty() {
+        let mut k = keep.iter();
+        spans.retain(|_| k.next().copied().unwrap_or(true));
+    }
+    // Outer spans before inner ones that start at the same time. Spans with
+    // equal keys are equal, so any sort gives the same order.
+    let key = |s: &Span| (s.start_ps, std::cmp::Reverse(s.end_ps), s.region);
+    if !spans.windows(2).all(|w| key(&w[0]) <= key(&w[1])) {
+        spans.sort_by_key(key);
+    }
     spans
 }
 
@@ -717,6 +799,31 @@ mod tests {
             huge.cycles_to_ps(i128::from(u64::MAX)),
             i128::from(i64::MAX)
         );
+    }
+
+    #[test]
+    fn fast_rounding_matches_wide() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..200_000 {
+            let r = ClockRatio {
+                ns: next() >> (next() % 64),
+                cycles: (next() >> (next() % 64)).max(1),
+            };
+            let c = (next() >> (next() % 64)) as i128;
+            for cycles in [c, -c, c % 1000, -(c % 1000), 0] {
+                assert_eq!(
+                    r.cycles_to_ps(cycles),
+                    r.cycles_to_ps_wide(cycles),
+                    "{r:?} {cycles}"
+                );
+            }
+        }
     }
 
     #[test]

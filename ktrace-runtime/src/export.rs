@@ -147,11 +147,12 @@ fn other_data(
 fn build_summary(
     trace: &Path,
     dec: &Decoder<'_>,
-    builder: &SummaryBuilder,
+    builder: SummaryBuilder,
     regions: &Regions,
     diagnostics: &Diagnostics,
 ) -> Summary {
     let s = dec.shape();
+    let (region_stats, per_block) = builder.finish(regions);
     Summary {
         trace: trace.display().to_string(),
         display_time_unit: "ns".into(),
@@ -163,9 +164,9 @@ fn build_summary(
         blocks_traced: s.blocks_traced,
         warps_traced: s.warps_traced(),
         percentile_method: "linear".into(),
-        regions: builder.region_stats(regions),
+        regions: region_stats,
         diagnostics: diagnostics.to_json(DIAGNOSTICS_IN_FILES),
-        per_block: builder.breakdown(regions),
+        per_block,
     }
 }
 
@@ -195,7 +196,7 @@ pub fn summarize_launch(
             .into_iter()
             .map(|region| Diagnostic::UnknownRegion { region }),
     );
-    let summary = build_summary(Path::new(""), &dec, &builder, regions, &diagnostics);
+    let summary = build_summary(Path::new(""), &dec, builder, regions, &diagnostics);
     Ok((summary, diagnostics))
 }
 
@@ -229,7 +230,7 @@ pub fn export_launch(
         Ok(())
     })?;
     let summary_path = summary_path(trace_path);
-    let summary = build_summary(trace_path, &dec, &builder, regions, &diagnostics);
+    let summary = build_summary(trace_path, &dec, builder, regions, &diagnostics);
     write_atomic(&summary_path, |w| {
         serde_json::to_writer_pretty(&mut *w, &summary).map_err(io::Error::other)?;
         w.write_all(b"\n")

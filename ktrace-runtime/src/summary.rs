@@ -202,10 +202,14 @@ impl Acc {
 type Totals = BTreeMap<u16, Acc>;
 
 /// Collects span durations warp by warp.
+///
+/// Every span's duration is kept (8 bytes a span), since exact percentiles
+/// need them all.
 #[derive(Debug, Default)]
 pub struct SummaryBuilder {
     opts: SummaryOptions,
-    durations: BTreeMap<u16, Vec<u64>>,
+    /// Durations in ps, indexed by region id.
+    durations: Vec<Vec<u64>>,
     blocks: BTreeMap<u32, (u16, Totals, BTreeMap<u16, Totals>)>,
 }
 
@@ -225,7 +229,11 @@ impl SummaryBuilder {
     /// Adds one warp's spans.
     pub fn add_warp(&mut self, w: &WarpTrace) {
         for s in &w.spans {
-            self.durations.entry(s.region).or_default().push(s.dur_ps());
+            let r = usize::from(s.region);
+            if r >= self.durations.len() {
+                self.durations.resize_with(r + 1, Vec::new);
+            }
+            self.durations[r].push(s.dur_ps());
         }
         if self.opts.breakdown == Breakdown::None {
             return;
@@ -256,9 +264,37 @@ impl SummaryBuilder {
     pub fn region_stats(&self, regions: &Regions) -> Vec<RegionStats> {
         self.durations
             .iter()
+            .enumerate()
             .filter(|(_, d)| !d.is_empty())
-            .map(|(&id, d)| region_stats(id, &regions.name(id), d, self.opts.hist_bins))
+            .map(|(id, d)| {
+                let id = id as u16;
+                region_stats(id, &regions.name(id), d, self.opts.hist_bins)
+            })
             .collect()
+    }
+
+    /// Per-region statistics and the per-block breakdown (as
+    /// [`SummaryBuilder::region_stats`] and [`SummaryBuilder::breakdown`]),
+    /// sorting the durations in place instead of copying them, and freeing
+    /// each region's as soon as its statistics are done.
+    pub fn finish(mut self, regions: &Regions) -> (Vec<RegionStats>, Option<Vec<BlockBreakdown>>) {
+        let breakdown = self.breakdown(regions);
+        let mut stats = Vec::new();
+        for (id, d) in self.durations.iter_mut().enumerate() {
+            if d.is_empty() {
+                continue;
+            }
+            let mut d = std::mem::take(d);
+            sort_durations(&mut d);
+            let id = id as u16;
+            stats.push(sorted_region_stats(
+                id,
+                &regions.name(id),
+                &d,
+                self.opts.hist_bins,
+            ));
+        }
+        (stats, breakdown)
     }
 
     /// The per-block breakdown, if one was asked for.
@@ -304,7 +340,62 @@ impl SummaryBuilder {
 /// Statistics of one region's durations (in picoseconds, any order).
 pub fn region_stats(region: u16, name: &str, durations_ps: &[u64], bins: usize) -> RegionStats {
     let mut d: Vec<u64> = durations_ps.to_vec();
-    d.sort_unstable();
+    sort_durations(&mut d);
+    sorted_region_stats(region, name, &d, bins)
+}
+
+/// Sorts ascending: an LSD radix sort (11-bit digits of `x - min`, as many
+/// passes as the range needs) for long inputs, which is several times faster
+/// than a comparison sort on millions of durations; it needs a second buffer
+/// as long as `d` while it runs.
+fn sort_durations(d: &mut Vec<u64>) {
+    const BITS: u32 = 11;
+    const BUCKETS: usize = 1 << BITS;
+    if d.len() < 1 << 14 {
+        d.sort_unstable();
+        return;
+    }
+    let (min, max) = d
+        .iter()
+        .fold((u64::MAX, 0), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    let range_bits = 64 - (max - min).leading_zeros();
+    let passes = range_bits.div_ceil(BITS);
+    if passes == 0 {
+        return;
+    }
+    let mut counts = vec![[0usize; BUCKETS]; passes as usize];
+    for &x in d.iter() {
+        let v = x - min;
+        for (p, c) in counts.iter_mut().enumerate() {
+            c[((v >> (p as u32 * BITS)) as usize) & (BUCKETS - 1)] += 1;
+        }
+    }
+    let mut from = std::mem::take(d);
+    let mut to = vec![0u64; from.len()];
+    for (p, c) in counts.iter_mut().enumerate() {
+        let shift = p as u32 * BITS;
+        // Skip a pass whose digit is the same everywhere.
+        if c.contains(&from.len()) {
+            continue;
+        }
+        let mut sum = 0;
+        for k in c.iter_mut() {
+            let n = *k;
+            *k = sum;
+            sum += n;
+        }
+        for &x in &from {
+            let b = (((x - min) >> shift) as usize) & (BUCKETS - 1);
+            to[c[b]] = x;
+            c[b] += 1;
+        }
+        std::mem::swap(&mut from, &mut to);
+    }
+    *d = from;
+}
+
+/// Statistics of one region's durations, sorted ascending (picoseconds).
+fn sorted_region_stats(region: u16, name: &str, d: &[u64], bins: usize) -> RegionStats {
     let n = d.len();
     let bins = bins.max(1);
     if n == 0 {
@@ -359,14 +450,25 @@ pub fn region_stats(region: u16, name: &str, durations_ps: &[u64], bins: usize) 
         us(a + (b - a) * frac)
     };
     let (min, max) = (d[0], d[n - 1]);
+    // Bin of x: floor((x - min) * bins / (max - min)), the last bin also
+    // holding max. The durations are sorted, so each bin is a run: bin b
+    // starts at the first x with x - min >= ceil(b * (max - min) / bins).
     let mut hist = vec![0u64; bins];
-    for &x in &d {
-        let i = if max > min {
-            ((u128::from(x - min) * bins as u128) / u128::from(max - min)) as usize
-        } else {
-            0
-        };
-        hist[i.min(bins - 1)] += 1;
+    if max > min {
+        let range = u128::from(max - min);
+        let mut start = 0;
+        for (b, h) in hist.iter_mut().enumerate() {
+            let end = if b + 1 == bins {
+                n
+            } else {
+                let edge = ((b as u128 + 1) * range).div_ceil(bins as u128);
+                d.partition_point(|&x| u128::from(x - min) < edge)
+            };
+            *h = (end - start) as u64;
+            start = end;
+        }
+    } else {
+        hist[0] = n as u64;
     }
     RegionStats {
         region,
@@ -417,6 +519,46 @@ mod tests {
         assert!((s.var_dur_sample - 55.0 / 6.0).abs() < 1e-12);
         assert!((s.hist.prob.iter().sum::<f64>() - 1.0).abs() < 1e-12);
         assert_eq!(s.hist.prob[9], 0.1);
+    }
+
+    #[test]
+    fn radix_sort_and_runs_histogram_match_the_direct_forms() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for (n, bits, bins) in [
+            (20_000, 20, 128),
+            (70_000, 36, 7),
+            (40_000, 64, 128),
+            (30_000, 3, 1000),
+            (17, 12, 5),
+        ] {
+            let d: Vec<u64> = (0..n)
+                .map(|_| 1_000 + (next() >> (64 - bits)))
+                .chain([u64::MAX >> (64 - bits)])
+                .collect();
+            let mut sorted = d.clone();
+            sorted.sort_unstable();
+            let mut radix = d.clone();
+            sort_durations(&mut radix);
+            assert_eq!(radix, sorted);
+            let s = region_stats(1, "r", &d, bins);
+            let (min, max) = (sorted[0], sorted[sorted.len() - 1]);
+            let mut hist = vec![0u64; bins];
+            for &x in &d {
+                let i = ((u128::from(x - min) * bins as u128) / u128::from(max - min)) as usize;
+                hist[i.min(bins - 1)] += 1;
+            }
+            let prob: Vec<f64> = hist.iter().map(|&c| c as f64 / d.len() as f64).collect();
+            assert_eq!(s.hist.prob, prob);
+        }
+        let same = vec![5u64; 20_000];
+        let s = region_stats(0, "r", &same, 4);
+        assert_eq!(s.hist.prob, vec![1.0, 0.0, 0.0, 0.0]);
     }
 
     #[test]

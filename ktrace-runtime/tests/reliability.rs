@@ -50,6 +50,9 @@ fn no_driver_is_an_error_not_a_panic() {
     }
     let err = ktrace_runtime::open_device(0).unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("the CUDA driver library could not be loaded"), "{text}");
+    assert!(
+        text.contains("the CUDA driver library could not be loaded"),
+        "{text}"
+    );
     assert!(text.contains("libcuda.so"), "{text}");
 }

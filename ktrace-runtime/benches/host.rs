@@ -1,0 +1,101 @@
+//! Host-side benchmarks on a ~1 M event synthetic launch (132 blocks x 8
+//! warps x ~950 events, see `common/mod.rs`): decoding, Chrome export to
+//! `io::sink`, the summary, the whole export pipeline, and capture parse and
+//! write. `cargo bench -p ktrace-runtime --bench host`; the end-to-end
+//! numbers (the `ktrace` binary, 1 M to 100 M events, peak RSS) come from
+//! `examples/host_bench.rs`.
+
+mod common;
+
+use std::hint::black_box;
+use std::io;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use ktrace_runtime::chrome::ChromeWriter;
+use ktrace_runtime::summary::SummaryBuilder;
+use ktrace_runtime::{Capture, ChromeOptions, DecodeOptions, Decoder, SummaryOptions};
+
+fn opts() -> DecodeOptions {
+    DecodeOptions {
+        nominal_clock_khz: u64::from(common::CLOCK_KHZ),
+        ..DecodeOptions::default()
+    }
+}
+
+fn host(c: &mut Criterion) {
+    let cap = common::capture(1_000_000);
+    let events = common::Plan::for_events(1_000_000).events();
+    let launch = &cap.launches[0];
+    let regions = &cap.regions;
+    let dec = Decoder::new(&launch.raw, &launch.shape, &opts()).expect("decodes");
+    let warps: Vec<_> = dec.warps().collect();
+    let mut bytes = Vec::new();
+    cap.write_to(&mut bytes).expect("writes");
+
+    let mut g = c.benchmark_group("host_1M");
+    g.throughput(Throughput::Elements(events));
+    g.sample_size(10);
+    g.warm_up_time(Duration::from_millis(500));
+    g.measurement_time(Duration::from_secs(3));
+
+    g.bench_function("decode", |b| {
+        b.iter(|| {
+            let dec = Decoder::new(&launch.raw, &launch.shape, &opts()).expect("decodes");
+            let mut n = 0usize;
+            for w in dec.warps() {
+                n += w.events.len() + w.spans.len();
+            }
+            black_box(n)
+        })
+    });
+    g.bench_function("chrome_to_sink", |b| {
+        b.iter(|| {
+            let mut cw = ChromeWriter::begin(io::sink(), regions, ChromeOptions::default(), 0)
+                .expect("sink");
+            for w in &warps {
+                cw.warp(w).expect("sink");
+            }
+            cw.finish(&serde_json::Value::Null).expect("sink");
+        })
+    });
+    g.bench_function("summary", |b| {
+        b.iter(|| {
+            let mut s = SummaryBuilder::new(SummaryOptions::default());
+            for w in &warps {
+                s.add_warp(w);
+            }
+            black_box(s.region_stats(regions))
+        })
+    });
+    g.bench_function("export_pipeline_to_sink", |b| {
+        b.iter(|| {
+            let dec = Decoder::new(&launch.raw, &launch.shape, &opts()).expect("decodes");
+            let t0 = dec.first_event_of_launch().unwrap_or(0);
+            let mut cw = ChromeWriter::begin(io::sink(), regions, ChromeOptions::default(), t0)
+                .expect("sink");
+            let mut s = SummaryBuilder::new(SummaryOptions::default());
+            for w in dec.warps() {
+                cw.warp(&w).expect("sink");
+                s.add_warp(&w);
+            }
+            cw.finish(&serde_json::Value::Null).expect("sink");
+            black_box(s.region_stats(regions))
+        })
+    });
+    g.bench_function("capture_parse", |b| {
+        b.iter(|| black_box(Capture::from_bytes(&bytes).expect("parses")))
+    });
+    g.bench_function("capture_write", |b| {
+        let mut out = Vec::with_capacity(bytes.len());
+        b.iter(|| {
+            out.clear();
+            cap.write_to(&mut out).expect("writes");
+            black_box(out.len())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, host);
+criterion_main!(benches);
