@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 #[path = "../fuzz/src/lib.rs"]
 mod harness;
 
-const TARGETS: &[(&str, fn(&[u8]))] = &[
+/// A fuzz target: its name and the function it runs on one input.
+type Target = (&'static str, fn(&[u8]));
+
+const TARGETS: &[Target] = &[
     ("capture_parse", harness::capture_parse),
     ("decode", harness::decode),
     ("export", harness::export),

@@ -3,4 +3,10 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| ktrace_fuzz::decode(data));
+#[global_allocator]
+static ALLOC: ktrace_fuzz::LimitedAlloc = ktrace_fuzz::LimitedAlloc;
+
+fuzz_target!(
+    init: ktrace_fuzz::fuzz_mode(),
+    |data: &[u8]| ktrace_fuzz::decode(data)
+);

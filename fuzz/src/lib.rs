@@ -14,13 +14,16 @@
 //! - a capture that parsed writes back and parses to the same capture;
 //! - every decoded warp keeps at most `cap` events, in time order, with
 //!   `dropped = count - cap` (flushed warps) and every span begin ≤ end;
-//! - the Chrome trace and the summary are valid JSON.
+//! - the Chrome trace and the summary are valid JSON (checked by the
+//!   corpus replay, not inside the fuzz targets: see [`fuzz_mode`]).
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use ktrace_runtime::capture::{Capture, DeviceInfo, LaunchCapture};
 use ktrace_runtime::chrome::{ChromeOptions, ChromeWriter};
-use ktrace_runtime::decode::{decode as decode_buffer, DecodeOptions, DecodedLaunch, Decoder};
+use ktrace_runtime::decode::{DecodeOptions, DecodedLaunch, Decoder};
 use ktrace_runtime::export::{summarize_launch, ExportOptions};
 use ktrace_runtime::layout::EventKind;
 use ktrace_runtime::regions::Regions;
@@ -34,6 +37,60 @@ pub const MAX_DECODE_BUFFER: u64 = 64 * 1024;
 
 /// Diagnostics kept in the JSON outputs, as `export_launch` does.
 const DIAGNOSTICS_IN_FILES: usize = 200;
+
+static FUZZ_MODE: AtomicBool = AtomicBool::new(false);
+
+/// Called once by each fuzz target: skips parsing the JSON outputs back,
+/// which is slow and mostly exercises serde_json (the corpus replay test,
+/// which does not call this, keeps that check).
+pub fn fuzz_mode() {
+    FUZZ_MODE.store(true, Ordering::Relaxed);
+}
+
+/// The largest single allocation the fuzz targets allow (256 MiB), as
+/// libFuzzer's `-malloc_limit_mb=256`.
+pub const MALLOC_LIMIT: usize = 256 << 20;
+
+/// The fuzz targets' global allocator: the system allocator, aborting on
+/// any single allocation of [`MALLOC_LIMIT`] bytes or more. libFuzzer
+/// enforces `-malloc_limit_mb` only through a sanitizer's allocator hooks,
+/// so this keeps the limit when the targets are built without one
+/// (`cargo fuzz run -s none`); libFuzzer reports the abort as a crash.
+pub struct LimitedAlloc;
+
+fn check_size(size: usize) {
+    if size >= MALLOC_LIMIT {
+        use std::io::Write;
+        let _ = std::io::stderr().write_all(b"==ktrace-fuzz== allocation of 256 MiB or more\n");
+        std::process::abort();
+    }
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator.
+unsafe impl GlobalAlloc for LimitedAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        check_size(layout.size());
+        // SAFETY: the caller's contract is passed on.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        check_size(layout.size());
+        // SAFETY: the caller's contract is passed on.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract is passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        check_size(new_size);
+        // SAFETY: the caller's contract is passed on.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
 
 /// Reads the input front to back; past its end every read gives zeros.
 struct Bytes<'a>(&'a [u8]);
@@ -108,10 +165,14 @@ pub struct Exported {
     pub warps: usize,
 }
 
-/// What `export_launch` does, to memory instead of files: decode warp by
-/// warp through [`Decoder`], stream the Chrome trace with [`ChromeWriter`],
-/// collect the summary with [`SummaryBuilder`]; then the same summary again
-/// through `summarize_launch`. Checks that both outputs are valid JSON.
+/// What `export_launch` does, to memory instead of files: the metadata
+/// pass ([`Decoder::new`]), the launch's first event, every warp decoded
+/// (here all at once, [`Decoder::decode_all`], as `decode` does;
+/// `export_launch` streams the same [`Decoder::warps`]), the Chrome trace through [`ChromeWriter`] and
+/// the summary through [`SummaryBuilder`]; then the same summary again
+/// through `summarize_launch` (what `ktrace summary` runs), which must
+/// agree. Outside the fuzz targets ([`fuzz_mode`]) both outputs are also
+/// parsed back as JSON.
 pub fn export_to_memory(
     launch: &LaunchCapture,
     device: &DeviceInfo,
@@ -124,17 +185,17 @@ pub fn export_to_memory(
     }
     let dec = Decoder::new(&launch.raw, &launch.shape, &dopts)?;
     let t0 = dec.first_event_of_launch().unwrap_or(0);
+    let decoded = dec.decode_all();
+    check_launch(&decoded);
     let mut builder = SummaryBuilder::new(opts.summary);
-    let mut diagnostics = dec.diagnostics().clone();
     let mut cw = ChromeWriter::begin(Vec::new(), regions, opts.chrome, t0)
         .expect("writing to memory cannot fail");
-    for warp in dec.warps() {
-        check_warp(&launch.shape, &warp);
-        cw.warp(&warp).expect("writing to memory cannot fail");
-        builder.add_warp(&warp);
-        diagnostics.extend(warp.diagnostics.iter().cloned());
+    for warp in &decoded.warps {
+        cw.warp(warp).expect("writing to memory cannot fail");
+        builder.add_warp(warp);
     }
     let events = cw.events_written();
+    let diagnostics = decoded.diagnostics.to_json(DIAGNOSTICS_IN_FILES);
     let (ratio, source) = dec.device_ratio();
     let other = serde_json::json!({
         "grid": launch.shape.grid,
@@ -146,13 +207,9 @@ pub fn export_to_memory(
         "unknown_regions": cw.unknown_regions(),
         "warps": dec.warp_count(),
         "events": events,
-        "diagnostics": diagnostics.to_json(DIAGNOSTICS_IN_FILES),
+        "diagnostics": diagnostics.clone(),
     });
     let chrome = cw.finish(&other).expect("writing to memory cannot fail");
-    for d in diagnostics.items() {
-        let _ = (d.kind(), d.to_string());
-    }
-    let _ = (diagnostics.counts(), diagnostics.dropped_events());
 
     let s = &launch.shape;
     let summary = Summary {
@@ -167,24 +224,25 @@ pub fn export_to_memory(
         warps_traced: s.warps_traced(),
         percentile_method: "linear".into(),
         regions: builder.region_stats(regions),
-        diagnostics: diagnostics.to_json(DIAGNOSTICS_IN_FILES),
+        diagnostics,
         per_block: builder.breakdown(regions),
     };
     let summary_json = serde_json::to_vec_pretty(&summary).expect("a summary serialises");
     let (again, _) = summarize_launch(launch, device, regions, opts)?;
-    assert_eq!(
-        serde_json::to_value(&again.regions).expect("a summary serialises"),
-        serde_json::to_value(&summary.regions).expect("a summary serialises"),
+    assert!(
+        again.regions == summary.regions && again.per_block == summary.per_block,
         "summarize_launch and the streamed summary disagree"
     );
-
-    if let Err(e) = serde_json::from_slice::<serde_json::Value>(&chrome) {
-        panic!(
-            "the Chrome trace is not valid JSON ({e}): {}",
-            String::from_utf8_lossy(&chrome)
-        );
+    if !FUZZ_MODE.load(Ordering::Relaxed) {
+        if let Err(e) = serde_json::from_slice::<serde_json::Value>(&chrome) {
+            panic!(
+                "the Chrome trace is not valid JSON ({e}): {}",
+                String::from_utf8_lossy(&chrome)
+            );
+        }
+        serde_json::from_slice::<serde_json::Value>(&summary_json)
+            .expect("the summary is valid JSON");
     }
-    serde_json::from_slice::<serde_json::Value>(&summary_json).expect("the summary is valid JSON");
     Ok(Exported {
         chrome,
         summary: summary_json,
@@ -241,17 +299,13 @@ fn check_launch(d: &DecodedLaunch) {
     }
 }
 
-/// Decodes and exports one launch; errors are fine.
+/// Decodes and exports one launch to memory; errors are fine.
 fn decode_and_export(
     launch: &LaunchCapture,
     device: &DeviceInfo,
     regions: &Regions,
     opts: &ExportOptions,
 ) {
-    match decode_buffer(&launch.raw, &launch.shape, &opts.decode) {
-        Ok(d) => check_launch(&d),
-        Err(_) => return,
-    }
     let _ = export_to_memory(launch, device, regions, opts);
 }
 
@@ -457,12 +511,13 @@ pub fn export(data: &[u8]) {
 pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let mut out = Vec::new();
 
-    // capture_parse: the sample capture, its launches one at a time, with
-    // other options, and headers that lie about their sizes.
+    // capture_parse: the sample capture (as is, it is the fixture
+    // tests/data/sample_v1.ktrace, which the corpus holds) with other
+    // options, a sampled launch, no launch, headers that lie about their
+    // sizes and a truncated file.
     let sample = synth::sample_capture();
     let mut bytes = Vec::new();
     sample.write_to(&mut bytes).expect("writes");
-    out.push(("capture_parse", "seed-sample".into(), bytes.clone()));
     let mut opts = bytes.clone();
     opts[24] = 0b1111_0111;
     opts[28] = 3;
