@@ -516,23 +516,17 @@ impl<'a> Decoder<'a> {
         let cap = self.shape.cap();
         let at = |i: u32| self.event(plan.slot, (start + i) & (cap - 1));
         let origin_ps = |gt: u64| i128::from(gt) * 1000 - i128::from(self.origin) * 1000;
-        match anchor {
-            Anchor::Init => {
-                let base = origin_ps(meta.init_globaltimer);
-                let mut prev = meta.init_clock64 as u32;
-                let mut cyc: i128 = 0;
-                for i in 0..n {
-                    let e = at(i);
-                    cyc += i128::from(e.clock.wrapping_sub(prev));
-                    prev = e.clock;
-                    if !f(i, e, clamp(base + plan.ratio.cycles_to_ps(cyc))) {
-                        return;
-                    }
-                }
-            }
+        // Where the walk starts: the anchor's time, the cycle offset of the
+        // oldest kept event from it, and the clock value before that event.
+        let (base, mut cyc, mut prev): (i128, i128, u32) = match anchor {
+            Anchor::Init => (
+                origin_ps(meta.init_globaltimer),
+                0,
+                meta.init_clock64 as u32,
+            ),
             Anchor::Final => {
                 // Walk backwards from the flush to find the oldest kept
-                // event's offset, then forwards again to report in order.
+                // event's offset; the forward walk below reports in order.
                 let last = at(n - 1);
                 let mut cyc: i128 =
                     -i128::from((meta.final_clock64 as u32).wrapping_sub(last.clock));
@@ -542,16 +536,15 @@ impl<'a> Decoder<'a> {
                     cyc -= i128::from(next.wrapping_sub(e.clock));
                     next = e.clock;
                 }
-                let base = origin_ps(meta.final_globaltimer);
-                let mut prev = at(0).clock;
-                for i in 0..n {
-                    let e = at(i);
-                    cyc += i128::from(e.clock.wrapping_sub(prev));
-                    prev = e.clock;
-                    if !f(i, e, clamp(base + plan.ratio.cycles_to_ps(cyc))) {
-                        return;
-                    }
-                }
+                (origin_ps(meta.final_globaltimer), cyc, at(0).clock)
+            }
+        };
+        for i in 0..n {
+            let e = at(i);
+            cyc += i128::from(e.clock.wrapping_sub(prev));
+            prev = e.clock;
+            if !f(i, e, clamp(base + plan.ratio.cycles_to_ps(cyc))) {
+                return;
             }
         }
     }
