@@ -23,25 +23,26 @@ extern "C" __global__ void fault_no_flush(float* out, ktrace_arg trace) {
   KTRACE_E("work");
 }
 
-// A small kernel for two sessions on two streams at once: each warp spins
-// `ns` nanoseconds inside a region named after its stream.
-extern "C" __global__ void fault_stream_a(unsigned long long ns, ktrace_arg trace) {
-  KTRACE_OPEN(trace);
-  KTRACE_B("stream a");
+// Busy-waits `ns` nanoseconds on %globaltimer.
+__device__ __forceinline__ void fault_spin(unsigned long long ns) {
   unsigned long long t0, t1;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
   do {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
   } while (t1 - t0 < ns);
+}
+
+// Two small kernels for two sessions on two streams at once: each warp
+// spins `ns` nanoseconds inside a region named after its stream.
+extern "C" __global__ void fault_stream_a(unsigned long long ns, ktrace_arg trace) {
+  KTRACE_OPEN(trace);
+  KTRACE_B("stream a");
+  fault_spin(ns);
   KTRACE_E("stream a");
 }
 extern "C" __global__ void fault_stream_b(unsigned long long ns, ktrace_arg trace) {
   KTRACE_OPEN(trace);
   KTRACE_B("stream b");
-  unsigned long long t0, t1;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-  } while (t1 - t0 < ns);
+  fault_spin(ns);
   KTRACE_E("stream b");
 }
