@@ -5,51 +5,23 @@
 //! `KTRACE_REQUIRE_NVCC` is set.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+mod common;
 
 fn cuobjdump() -> Option<PathBuf> {
-    let path = ktrace_build::env::get("PATH")?;
-    let found = std::env::split_paths(&path)
-        .map(|d| d.join("cuobjdump"))
-        .find(|p| p.is_file());
+    let found = common::cuobjdump();
     if found.is_none() {
         assert!(
             ktrace_build::env::get("KTRACE_REQUIRE_NVCC").is_none(),
-            "KTRACE_REQUIRE_NVCC is set but cuobjdump is not on PATH"
+            "KTRACE_REQUIRE_NVCC is set but cuobjdump is not found"
         );
         eprintln!("skipped: cuobjdump not found (scripts/setup-cuda.sh installs it)");
     }
     found
 }
 
-/// (address, instruction text) of one function.
 fn sass(tool: &Path, cubin: &Path, function: &str) -> Vec<(u64, String)> {
-    let out = Command::new(tool)
-        .args(["-sass", "-fun", function])
-        .arg(cubin)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let l = l.trim().strip_prefix("/*")?;
-            let (addr, rest) = l.split_once("*/")?;
-            let addr = u64::from_str_radix(addr.trim(), 16).ok()?;
-            let instr = rest
-                .split("/*")
-                .next()?
-                .trim()
-                .trim_end_matches(';')
-                .trim()
-                .to_string();
-            (!instr.is_empty()).then_some((addr, instr))
-        })
-        .collect()
+    common::sass(tool, cubin, Some(function))
 }
 
 /// The loop with the most FFMAs: (instructions, FFMAs, global stores, and

@@ -5,24 +5,16 @@
 //! Needs nvcc and cuobjdump (scripts/setup-cuda.sh); skipped with a message
 //! when they are missing, unless `KTRACE_REQUIRE_NVCC` is set.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use ktrace_build::nvcc::{find_nvcc, Arch, NvccJob, Variant};
 use ktrace_build::scan::{invocations, scan_source};
 
 fn tools() -> Option<(PathBuf, PathBuf)> {
     let nvcc = find_nvcc().found;
-    let cuobjdump = nvcc.as_ref().and_then(|n| {
-        let beside = n.with_file_name("cuobjdump");
-        if beside.is_file() {
-            return Some(beside);
-        }
-        let path = ktrace_build::env::get("PATH")?;
-        std::env::split_paths(&path)
-            .map(|d| d.join("cuobjdump"))
-            .find(|p| p.is_file())
-    });
+    let cuobjdump = common::cuobjdump();
     match (nvcc, cuobjdump) {
         (Some(n), Some(c)) => Some((n, c)),
         _ => {
@@ -57,25 +49,9 @@ fn strip_markers(path: &Path, src: &str) -> String {
 
 /// The instructions of every function, without addresses or encodings.
 fn sass(cuobjdump: &Path, cubin: &Path) -> Vec<String> {
-    let out = Command::new(cuobjdump)
-        .arg("-sass")
-        .arg(cubin)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "cuobjdump failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let l = l.trim();
-            let body = l.strip_prefix("/*")?;
-            let close = body.find("*/")?;
-            let instr = body[close + 2..].split("/*").next()?.trim();
-            (!instr.is_empty()).then(|| instr.to_string())
-        })
+    common::sass(cuobjdump, cubin, None)
+        .into_iter()
+        .map(|(_, instr)| instr)
         .collect()
 }
 

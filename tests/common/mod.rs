@@ -1,0 +1,51 @@
+//! Helpers shared by the tests that read SASS: finding cuobjdump and
+//! reading a cubin's instructions.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// cuobjdump beside nvcc, or else on `PATH`.
+pub fn cuobjdump() -> Option<PathBuf> {
+    let beside = ktrace_build::nvcc::find_nvcc()
+        .found
+        .map(|n| n.with_file_name("cuobjdump"))
+        .filter(|p| p.is_file());
+    beside.or_else(|| {
+        let path = ktrace_build::env::get("PATH")?;
+        std::env::split_paths(&path)
+            .map(|d| d.join("cuobjdump"))
+            .find(|p| p.is_file())
+    })
+}
+
+/// `(address, instruction)` of every instruction in `cubin` (of one
+/// function when `function` is given), without encodings or the `;`.
+pub fn sass(tool: &Path, cubin: &Path, function: Option<&str>) -> Vec<(u64, String)> {
+    let mut cmd = Command::new(tool);
+    cmd.arg("-sass");
+    if let Some(f) = function {
+        cmd.args(["-fun", f]);
+    }
+    let out = cmd.arg(cubin).output().unwrap();
+    assert!(
+        out.status.success(),
+        "cuobjdump failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim().strip_prefix("/*")?;
+            let (addr, rest) = l.split_once("*/")?;
+            let addr = u64::from_str_radix(addr.trim(), 16).ok()?;
+            let instr = rest
+                .split("/*")
+                .next()?
+                .trim()
+                .trim_end_matches(';')
+                .trim()
+                .to_string();
+            (!instr.is_empty()).then_some((addr, instr))
+        })
+        .collect()
+}
