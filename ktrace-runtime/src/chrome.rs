@@ -10,7 +10,7 @@
 //! events, marks thread-scoped instants (`i`, `"s":"t"`), unless
 //! [`ChromeOptions::raw_events`] asks for the raw `B`/`E` events.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use crate::decode::{Span, TimedEvent, WarpTrace};
@@ -170,10 +170,17 @@ pub struct ChromeWriter<W: Write> {
     t0: i64,
     first: bool,
     seen_pids: HashSet<u64>,
-    /// Per region id, once seen: `{"name":NAME,"ph":`.
+    /// Region ids below this index `heads` and `tails` directly: the table's
+    /// ids (at least 64 of them).
+    dense: usize,
+    /// Slots of ids at or above `dense` (ids the table lacks, only in
+    /// corrupt buffers), from `dense` on, in order seen. Keeps a stray id
+    /// like 0xffff from sizing the tables.
+    sparse: HashMap<u16, usize>,
+    /// Per slot, once seen: `{"name":NAME,"ph":`.
     heads: Vec<Option<Box<[u8]>>>,
-    /// Per region id: `,"pid":..,"tid":..,"cname":"..","args":{..}}` for
-    /// the warp whose number is the first field.
+    /// Per slot: `,"pid":..,"tid":..,"cname":"..","args":{..}}` for the
+    /// warp whose number is the first field.
     tails: Vec<(u64, Vec<u8>)>,
     /// Number of the current warp (from 1).
     warp_no: u64,
@@ -198,6 +205,12 @@ impl<W: Write> ChromeWriter<W> {
             t0: t0_ps,
             first: true,
             seen_pids: HashSet::new(),
+            dense: regions
+                .iter()
+                .last()
+                .map_or(0, |(id, _)| usize::from(id) + 1)
+                .max(64),
+            sparse: HashMap::new(),
             heads: Vec::new(),
             tails: Vec::new(),
             warp_no: 0,
@@ -234,9 +247,19 @@ impl<W: Write> ChromeWriter<W> {
         Ok(())
     }
 
+    /// The index of `region` in `heads` and `tails`.
+    fn slot(&mut self, region: u16) -> usize {
+        let i = usize::from(region);
+        if i < self.dense {
+            return i;
+        }
+        let next = self.dense + self.sparse.len();
+        *self.sparse.entry(region).or_insert(next)
+    }
+
     /// Appends `{"name":NAME,"ph":` for `region`.
     fn push_head(&mut self, region: u16) -> io::Result<()> {
-        let i = usize::from(region);
+        let i = self.slot(region);
         if i >= self.heads.len() {
             self.heads.resize(i + 1, None);
         }
@@ -256,7 +279,7 @@ impl<W: Write> ChromeWriter<W> {
 
     /// Appends the current warp's `,"pid":..}}` for `region`.
     fn push_tail(&mut self, region: u16) {
-        let i = usize::from(region);
+        let i = self.slot(region);
         if i >= self.tails.len() {
             self.tails.resize_with(i + 1, || (0, Vec::new()));
         }
@@ -464,5 +487,64 @@ mod tests {
             push_padded(&mut out, v, w);
             assert_eq!(String::from_utf8(out.clone()).unwrap(), format!("{v:0w$}"));
         }
+    }
+    #[test]
+    fn stray_region_ids_do_not_size_the_tables() {
+        use crate::decode::{decode, DecodeOptions};
+        use crate::shape::{BlockSampling, LaunchShape, WarpSampling};
+        use crate::synth::{SynthLaunch, SynthWarp};
+
+        let shape = LaunchShape::new(
+            [1, 1, 1],
+            [64, 1, 1],
+            32,
+            &WarpSampling::All,
+            BlockSampling::All,
+        )
+        .unwrap();
+        let l = SynthLaunch::new(shape)
+            .with(
+                SynthWarp::new(0, 0)
+                    .span(100, 200, 1)
+                    .span(300, 400, 0xffff)
+                    .mark(450, 0xfffe)
+                    .flush_at(1000),
+            )
+            .with(
+                SynthWarp::new(0, 1)
+                    .span(100, 200, 0xffff)
+                    .span(300, 400, 2)
+                    .flush_at(1000),
+            );
+        let d = decode(&l.raw, &l.shape, &DecodeOptions::default()).unwrap();
+        let regions = Regions::from_table(&[(1, "load"), (2, "mma")]);
+        let mut w = ChromeWriter::begin(Vec::new(), &regions, ChromeOptions::default(), 0).unwrap();
+        for warp in &d.warps {
+            w.warp(warp).unwrap();
+        }
+        // 64 direct slots, then one per stray id: not 0x10000.
+        assert_eq!(w.heads.len(), 66);
+        assert_eq!(w.tails.len(), 66);
+        assert_eq!(w.unknown_regions(), [0xffff, 0xfffe]);
+        assert_eq!(w.events_written(), 5);
+        let out = w.finish(&serde_json::Value::Null).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let names: Vec<(&str, u64)> = v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] != "M")
+            .map(|e| (e["name"].as_str().unwrap(), e["tid"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("load", 0),
+                ("region 65535", 0),
+                ("region 65534", 0),
+                ("region 65535", 1),
+                ("mma", 1)
+            ]
+        );
     }
 }

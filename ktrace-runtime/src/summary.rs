@@ -201,6 +201,9 @@ impl Acc {
 
 type Totals = BTreeMap<u16, Acc>;
 
+/// Region ids below this are indexed directly by [`SummaryBuilder`].
+const DENSE_IDS: usize = 256;
+
 /// Collects span durations warp by warp.
 ///
 /// Every span's duration is kept (8 bytes a span), since exact percentiles
@@ -208,8 +211,11 @@ type Totals = BTreeMap<u16, Acc>;
 #[derive(Debug, Default)]
 pub struct SummaryBuilder {
     opts: SummaryOptions,
-    /// Durations in ps, indexed by region id.
+    /// Durations in ps, indexed by region id, for ids below [`DENSE_IDS`].
     durations: Vec<Vec<u64>>,
+    /// Durations in ps of higher ids (only corrupt buffers carry them), so
+    /// that a stray id like 0xffff does not size `durations`.
+    sparse: BTreeMap<u16, Vec<u64>>,
     blocks: BTreeMap<u32, (u16, Totals, BTreeMap<u16, Totals>)>,
 }
 
@@ -230,6 +236,10 @@ impl SummaryBuilder {
     pub fn add_warp(&mut self, w: &WarpTrace) {
         for s in &w.spans {
             let r = usize::from(s.region);
+            if r >= DENSE_IDS {
+                self.sparse.entry(s.region).or_default().push(s.dur_ps());
+                continue;
+            }
             if r >= self.durations.len() {
                 self.durations.resize_with(r + 1, Vec::new);
             }
@@ -260,16 +270,18 @@ impl SummaryBuilder {
         }
     }
 
+    /// Every region's durations, by id.
+    fn by_region(&self) -> impl Iterator<Item = (u16, &[u64])> {
+        let dense = self.durations.iter().enumerate();
+        let dense = dense.map(|(id, d)| (id as u16, d.as_slice()));
+        let sparse = self.sparse.iter().map(|(&id, d)| (id, d.as_slice()));
+        dense.chain(sparse).filter(|(_, d)| !d.is_empty())
+    }
+
     /// Per-region statistics of everything added.
     pub fn region_stats(&self, regions: &Regions) -> Vec<RegionStats> {
-        self.durations
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| !d.is_empty())
-            .map(|(id, d)| {
-                let id = id as u16;
-                region_stats(id, &regions.name(id), d, self.opts.hist_bins)
-            })
+        self.by_region()
+            .map(|(id, d)| region_stats(id, &regions.name(id), d, self.opts.hist_bins))
             .collect()
     }
 
@@ -280,13 +292,14 @@ impl SummaryBuilder {
     pub fn finish(mut self, regions: &Regions) -> (Vec<RegionStats>, Option<Vec<BlockBreakdown>>) {
         let breakdown = self.breakdown(regions);
         let mut stats = Vec::new();
-        for (id, d) in self.durations.iter_mut().enumerate() {
+        let dense = self.durations.iter_mut().enumerate();
+        let dense = dense.map(|(id, d)| (id as u16, d));
+        for (id, d) in dense.chain(self.sparse.iter_mut().map(|(&id, d)| (id, d))) {
             if d.is_empty() {
                 continue;
             }
             let mut d = std::mem::take(d);
             sort_durations(&mut d);
-            let id = id as u16;
             stats.push(sorted_region_stats(
                 id,
                 &regions.name(id),
@@ -502,6 +515,49 @@ fn sorted_region_stats(region: u16, name: &str, d: &[u64], bins: usize) -> Regio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stray_region_ids_come_after_the_table_in_id_order() {
+        use crate::decode::{decode, DecodeOptions};
+        use crate::shape::{BlockSampling, LaunchShape, WarpSampling};
+        use crate::synth::{SynthLaunch, SynthWarp};
+
+        let shape = LaunchShape::new(
+            [1, 1, 1],
+            [32, 1, 1],
+            32,
+            &WarpSampling::All,
+            BlockSampling::All,
+        )
+        .unwrap();
+        let l = SynthLaunch::new(shape).with(
+            SynthWarp::new(0, 0)
+                .span(0, 100, 0xffff)
+                .span(100, 300, 300)
+                .span(300, 400, 1)
+                .span(400, 600, 0xffff)
+                .flush_at(1000),
+        );
+        let d = decode(&l.raw, &l.shape, &DecodeOptions::default()).unwrap();
+        let regions = Regions::from_table(&[(1, "mma")]);
+        let mut b = SummaryBuilder::new(SummaryOptions::default());
+        b.add_warp(&d.warps[0]);
+        assert_eq!(b.durations.len(), 2);
+        let stats = b.region_stats(&regions);
+        let got: Vec<(u16, &str, u64)> = stats
+            .iter()
+            .map(|s| (s.region, s.name.as_str(), s.count))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (1, "mma", 1),
+                (300, "region 300", 1),
+                (0xffff, "region 65535", 2)
+            ]
+        );
+        assert_eq!(b.finish(&regions).0, stats);
+    }
 
     #[test]
     fn percentiles_linear() {
