@@ -232,84 +232,105 @@ impl Capture {
     }
 
     /// Writes the capture in the current format.
-    pub fn write_to(&self, mut w: impl Write) -> Result<()> {
-        let io = |e| Error::io("<capture>", e);
-        let name = self.device.name.as_bytes();
-        if name.len() > MAX_NAME_BYTES {
-            return Err(Error::Config(format!(
-                "device name of {} bytes (at most {MAX_NAME_BYTES})",
-                name.len()
-            )));
-        }
-        let launch_count = u32::try_from(self.launches.len())
-            .map_err(|_| Error::Config("too many launches for one capture".into()))?;
-        for l in &self.launches {
-            l.shape.validate()?;
-            let expected = l.shape.buffer_bytes().unwrap_or(u64::MAX);
-            if l.raw.len() as u64 != expected {
-                return Err(Error::BufferSize {
-                    expected,
-                    actual: l.raw.len() as u64,
-                });
-            }
-        }
-        let mut h = Vec::with_capacity(HEADER_BYTES + 8 + name.len());
-        h.extend_from_slice(&MAGIC);
-        h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        h.extend_from_slice(&(LAYOUT_VERSION as u16).to_le_bytes());
-        h.extend_from_slice(&launch_count.to_le_bytes());
-        h.extend_from_slice(&self.device.sm_count.to_le_bytes());
-        h.extend_from_slice(&self.device.clock_khz.to_le_bytes());
-        h.extend_from_slice(&0u32.to_le_bytes()); // flags
-        h.extend_from_slice(&0u32.to_le_bytes()); // reserved
-        debug_assert_eq!(h.len(), HEADER_BYTES);
-        h.extend_from_slice(&(name.len() as u32).to_le_bytes());
-        h.extend_from_slice(name);
-        h.extend_from_slice(&(self.regions.len() as u32).to_le_bytes());
-        for (id, n) in self.regions.iter() {
-            let n = n.as_bytes();
-            let len = u16::try_from(n.len())
-                .map_err(|_| Error::Config(format!("region {id}: name too long")))?;
-            h.extend_from_slice(&id.to_le_bytes());
-            h.extend_from_slice(&len.to_le_bytes());
-            h.extend_from_slice(n);
-        }
-        w.write_all(&h).map_err(io)?;
-        for l in &self.launches {
-            let s = &l.shape;
-            let mut lh = Vec::with_capacity(LAUNCH_HEADER_BYTES);
-            for v in [s.launch, s.grid[0], s.grid[1], s.grid[2]]
-                .into_iter()
-                .chain(s.block)
-                .chain([
-                    s.cap_log2,
-                    s.warp_mask,
-                    s.warps_traced(),
-                    s.block_stride,
-                    s.blocks_traced,
-                ])
-            {
-                lh.extend_from_slice(&v.to_le_bytes());
-            }
-            lh.extend_from_slice(&(l.raw.len() as u64).to_le_bytes());
-            lh.extend_from_slice(&0u64.to_le_bytes());
-            debug_assert_eq!(lh.len(), LAUNCH_HEADER_BYTES);
-            w.write_all(&lh).map_err(io)?;
-            w.write_all(&l.raw).map_err(io)?;
-        }
-        w.flush().map_err(io)
+    pub fn write_to(&self, w: impl Write) -> Result<()> {
+        write_capture(&self.device, &self.regions, &self.launches, w)
     }
 
     /// Writes the capture to `path` atomically (a temporary file in the same
     /// directory, then a rename).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        crate::export::write_atomic(path.as_ref(), |w| {
-            self.write_to(w).map_err(|e| match e {
-                Error::Io { source, .. } => source,
-                other => std::io::Error::other(other.to_string()),
-            })
-        })
+        save_capture(&self.device, &self.regions, &self.launches, path.as_ref())
     }
+}
+
+/// [`Capture::write_to`] for parts held elsewhere (a session's launches),
+/// without gathering them into a [`Capture`] first.
+pub(crate) fn write_capture(
+    device: &DeviceInfo,
+    regions: &Regions,
+    launches: &[LaunchCapture],
+    mut w: impl Write,
+) -> Result<()> {
+    let io = |e| Error::io("<capture>", e);
+    let name = device.name.as_bytes();
+    if name.len() > MAX_NAME_BYTES {
+        return Err(Error::Config(format!(
+            "device name of {} bytes (at most {MAX_NAME_BYTES})",
+            name.len()
+        )));
+    }
+    let launch_count = u32::try_from(launches.len())
+        .map_err(|_| Error::Config("too many launches for one capture".into()))?;
+    for l in launches {
+        l.shape.validate()?;
+        let expected = l.shape.buffer_bytes().unwrap_or(u64::MAX);
+        if l.raw.len() as u64 != expected {
+            return Err(Error::BufferSize {
+                expected,
+                actual: l.raw.len() as u64,
+            });
+        }
+    }
+    let mut h = Vec::with_capacity(HEADER_BYTES + 8 + name.len());
+    h.extend_from_slice(&MAGIC);
+    h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h.extend_from_slice(&(LAYOUT_VERSION as u16).to_le_bytes());
+    h.extend_from_slice(&launch_count.to_le_bytes());
+    h.extend_from_slice(&device.sm_count.to_le_bytes());
+    h.extend_from_slice(&device.clock_khz.to_le_bytes());
+    h.extend_from_slice(&0u32.to_le_bytes()); // flags
+    h.extend_from_slice(&0u32.to_le_bytes()); // reserved
+    debug_assert_eq!(h.len(), HEADER_BYTES);
+    h.extend_from_slice(&(name.len() as u32).to_le_bytes());
+    h.extend_from_slice(name);
+    h.extend_from_slice(&(regions.len() as u32).to_le_bytes());
+    for (id, n) in regions.iter() {
+        let n = n.as_bytes();
+        let len = u16::try_from(n.len())
+            .map_err(|_| Error::Config(format!("region {id}: name too long")))?;
+        h.extend_from_slice(&id.to_le_bytes());
+        h.extend_from_slice(&len.to_le_bytes());
+        h.extend_from_slice(n);
+    }
+    w.write_all(&h).map_err(io)?;
+    for l in launches {
+        let s = &l.shape;
+        let mut lh = Vec::with_capacity(LAUNCH_HEADER_BYTES);
+        for v in [s.launch, s.grid[0], s.grid[1], s.grid[2]]
+            .into_iter()
+            .chain(s.block)
+            .chain([
+                s.cap_log2,
+                s.warp_mask,
+                s.warps_traced(),
+                s.block_stride,
+                s.blocks_traced,
+            ])
+        {
+            lh.extend_from_slice(&v.to_le_bytes());
+        }
+        lh.extend_from_slice(&(l.raw.len() as u64).to_le_bytes());
+        lh.extend_from_slice(&0u64.to_le_bytes());
+        debug_assert_eq!(lh.len(), LAUNCH_HEADER_BYTES);
+        w.write_all(&lh).map_err(io)?;
+        w.write_all(&l.raw).map_err(io)?;
+    }
+    w.flush().map_err(io)
+}
+
+/// [`Capture::save`] for parts held elsewhere.
+pub(crate) fn save_capture(
+    device: &DeviceInfo,
+    regions: &Regions,
+    launches: &[LaunchCapture],
+    path: &Path,
+) -> Result<()> {
+    crate::export::write_atomic(path, |w| {
+        write_capture(device, regions, launches, w).map_err(|e| match e {
+            Error::Io { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
+        })
+    })
 }
 
 /// Where a capture is parsed from: the bytes in memory, or a file read

@@ -324,7 +324,7 @@ impl TraceSession {
 
     /// Saves the launches recorded so far as a capture file.
     pub fn save_capture(&self, path: impl AsRef<Path>) -> Result<()> {
-        self.capture().save(path)
+        crate::capture::save_capture(&self.device, &self.regions, &self.launches, path.as_ref())
     }
 
     /// Writes the trace and summary of every launch not yet written (after
