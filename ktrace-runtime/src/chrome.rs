@@ -491,18 +491,9 @@ mod tests {
     #[test]
     fn stray_region_ids_do_not_size_the_tables() {
         use crate::decode::{decode, DecodeOptions};
-        use crate::shape::{BlockSampling, LaunchShape, WarpSampling};
         use crate::synth::{SynthLaunch, SynthWarp};
 
-        let shape = LaunchShape::new(
-            [1, 1, 1],
-            [64, 1, 1],
-            32,
-            &WarpSampling::All,
-            BlockSampling::All,
-        )
-        .unwrap();
-        let l = SynthLaunch::new(shape)
+        let l = SynthLaunch::all_traced(1, 64, 32)
             .with(
                 SynthWarp::new(0, 0)
                     .span(100, 200, 1)

@@ -519,18 +519,9 @@ mod tests {
     #[test]
     fn stray_region_ids_come_after_the_table_in_id_order() {
         use crate::decode::{decode, DecodeOptions};
-        use crate::shape::{BlockSampling, LaunchShape, WarpSampling};
         use crate::synth::{SynthLaunch, SynthWarp};
 
-        let shape = LaunchShape::new(
-            [1, 1, 1],
-            [32, 1, 1],
-            32,
-            &WarpSampling::All,
-            BlockSampling::All,
-        )
-        .unwrap();
-        let l = SynthLaunch::new(shape).with(
+        let l = SynthLaunch::all_traced(1, 32, 32).with(
             SynthWarp::new(0, 0)
                 .span(0, 100, 0xffff)
                 .span(100, 300, 300)

@@ -137,6 +137,24 @@ impl SynthLaunch {
         }
     }
 
+    /// A zeroed buffer for `blocks` one-dimensional blocks of `threads`
+    /// threads, every warp and block traced, rings of `cap` events.
+    ///
+    /// # Panics
+    /// When `LaunchShape::new` refuses those numbers.
+    pub fn all_traced(blocks: u32, threads: u32, cap: u32) -> Self {
+        use crate::shape::{BlockSampling, WarpSampling};
+        let shape = LaunchShape::new(
+            [blocks, 1, 1],
+            [threads, 1, 1],
+            cap,
+            &WarpSampling::All,
+            BlockSampling::All,
+        )
+        .expect("a valid synthetic shape");
+        Self::new(shape)
+    }
+
     /// Writes a warp's slot as the device would. Returns false (writing
     /// nothing) when the shape does not trace that warp.
     pub fn write(&mut self, w: &SynthWarp) -> bool {
