@@ -248,18 +248,25 @@ impl<W: Write> ChromeWriter<W> {
     }
 
     /// The index of `region` in `heads` and `tails`.
+    #[inline]
     fn slot(&mut self, region: u16) -> usize {
         let i = usize::from(region);
         if i < self.dense {
-            return i;
+            i
+        } else {
+            self.sparse_slot(region)
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn sparse_slot(&mut self, region: u16) -> usize {
         let next = self.dense + self.sparse.len();
         *self.sparse.entry(region).or_insert(next)
     }
 
-    /// Appends `{"name":NAME,"ph":` for `region`.
-    fn push_head(&mut self, region: u16) -> io::Result<()> {
-        let i = self.slot(region);
+    /// Appends `{"name":NAME,"ph":` for `region`, whose slot is `i`.
+    fn push_head(&mut self, i: usize, region: u16) -> io::Result<()> {
         if i >= self.heads.len() {
             self.heads.resize(i + 1, None);
         }
@@ -277,9 +284,8 @@ impl<W: Write> ChromeWriter<W> {
         Ok(())
     }
 
-    /// Appends the current warp's `,"pid":..}}` for `region`.
-    fn push_tail(&mut self, region: u16) {
-        let i = self.slot(region);
+    /// Appends the current warp's `,"pid":..}}` for `region`, whose slot is `i`.
+    fn push_tail(&mut self, i: usize, region: u16) {
         if i >= self.tails.len() {
             self.tails.resize_with(i + 1, || (0, Vec::new()));
         }
@@ -393,26 +399,28 @@ impl<W: Write> ChromeWriter<W> {
 
     fn span(&mut self, s: &Span) -> io::Result<()> {
         self.sep()?;
-        self.push_head(s.region)?;
+        let slot = self.slot(s.region);
+        self.push_head(slot, s.region)?;
         self.out.extend_from_slice(b"\"X\",\"ts\":");
         push_us(&mut self.out, s.start_ps.saturating_sub(self.t0));
         self.out.extend_from_slice(b",\"dur\":");
         push_us(&mut self.out, s.end_ps.saturating_sub(s.start_ps).max(0));
-        self.push_tail(s.region);
+        self.push_tail(slot, s.region);
         self.events += 1;
         Ok(())
     }
 
     fn event(&mut self, e: &TimedEvent) -> io::Result<()> {
         self.sep()?;
-        self.push_head(e.region)?;
+        let slot = self.slot(e.region);
+        self.push_head(slot, e.region)?;
         self.out.extend_from_slice(match e.kind {
             EventKind::Begin => b"\"B\",\"ts\":",
             EventKind::End => b"\"E\",\"ts\":",
             EventKind::Mark => b"\"i\",\"s\":\"t\",\"ts\":",
         });
         push_us(&mut self.out, e.t_ps.saturating_sub(self.t0));
-        self.push_tail(e.region);
+        self.push_tail(slot, e.region);
         self.events += 1;
         Ok(())
     }

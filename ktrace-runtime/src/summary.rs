@@ -235,15 +235,10 @@ impl SummaryBuilder {
     /// Adds one warp's spans.
     pub fn add_warp(&mut self, w: &WarpTrace) {
         for s in &w.spans {
-            let r = usize::from(s.region);
-            if r >= DENSE_IDS {
-                self.sparse.entry(s.region).or_default().push(s.dur_ps());
-                continue;
+            match self.durations.get_mut(usize::from(s.region)) {
+                Some(d) => d.push(s.dur_ps()),
+                None => self.push_new_region(s.region, s.dur_ps()),
             }
-            if r >= self.durations.len() {
-                self.durations.resize_with(r + 1, Vec::new);
-            }
-            self.durations[r].push(s.dur_ps());
         }
         if self.opts.breakdown == Breakdown::None {
             return;
@@ -267,6 +262,19 @@ impl SummaryBuilder {
                     .or_insert_with(Acc::new)
                     .add(s.dur_ps());
             }
+        }
+    }
+
+    /// Adds a duration of a region that `durations` does not reach yet.
+    #[cold]
+    #[inline(never)]
+    fn push_new_region(&mut self, region: u16, dur_ps: u64) {
+        let r = usize::from(region);
+        if r < DENSE_IDS {
+            self.durations.resize_with(r + 1, Vec::new);
+            self.durations[r].push(dur_ps);
+        } else {
+            self.sparse.entry(region).or_default().push(dur_ps);
         }
     }
 
