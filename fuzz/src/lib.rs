@@ -18,25 +18,23 @@
 //!   corpus replay, not inside the fuzz targets: see [`fuzz_mode`]).
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use ktrace_runtime::capture::{Capture, DeviceInfo, LaunchCapture};
-use ktrace_runtime::chrome::{ChromeOptions, ChromeWriter};
+use ktrace_runtime::chrome::ChromeOptions;
 use ktrace_runtime::decode::{DecodeOptions, DecodedLaunch, Decoder};
-use ktrace_runtime::export::{summarize_launch, ExportOptions};
+use ktrace_runtime::export::{summarize_launch, write_trace, ExportOptions};
 use ktrace_runtime::layout::EventKind;
 use ktrace_runtime::regions::Regions;
 use ktrace_runtime::shape::{BlockSampling, LaunchShape, WarpSampling};
-use ktrace_runtime::summary::{Breakdown, Summary, SummaryBuilder, SummaryOptions};
+use ktrace_runtime::summary::{Breakdown, SummaryOptions};
 use ktrace_runtime::synth::{self, SynthLaunch, SynthWarp, BASE_GT};
 
 /// The largest raw buffer the `decode` target builds, so that every run
 /// stays fast and small.
 pub const MAX_DECODE_BUFFER: u64 = 64 * 1024;
-
-/// Diagnostics kept in the JSON outputs, as `export_launch` does.
-const DIAGNOSTICS_IN_FILES: usize = 200;
 
 static FUZZ_MODE: AtomicBool = AtomicBool::new(false);
 
@@ -166,10 +164,10 @@ pub struct Exported {
 }
 
 /// What `export_launch` does, to memory instead of files: the metadata
-/// pass ([`Decoder::new`]), the launch's first event, every warp decoded
-/// (here all at once, [`Decoder::decode_all`], as `decode` does;
-/// `export_launch` streams the same [`Decoder::warps`]), the Chrome trace through [`ChromeWriter`] and
-/// the summary through [`SummaryBuilder`]; then the same summary again
+/// pass ([`Decoder::new`]), every warp decoded (here all at once,
+/// [`Decoder::decode_all`], and checked; `export_launch` streams the same
+/// [`Decoder::warps`]), then [`write_trace`], the Chrome trace and the
+/// summary that `export_launch` writes; then the same summary again
 /// through `summarize_launch` (what `ktrace summary` runs), which must
 /// agree. Outside the fuzz targets ([`fuzz_mode`]) both outputs are also
 /// parsed back as JSON.
@@ -179,58 +177,24 @@ pub fn export_to_memory(
     regions: &Regions,
     opts: &ExportOptions,
 ) -> ktrace_runtime::Result<Exported> {
-    let mut dopts = opts.decode;
-    if dopts.nominal_clock_khz == 0 {
-        dopts.nominal_clock_khz = u64::from(device.clock_khz);
-    }
-    let dec = Decoder::new(&launch.raw, &launch.shape, &dopts)?;
-    let t0 = dec.first_event_of_launch().unwrap_or(0);
+    let dec = Decoder::new(&launch.raw, &launch.shape, &opts.decode_for(device))?;
     let decoded = dec.decode_all();
     check_launch(&decoded);
-    let mut builder = SummaryBuilder::new(opts.summary);
-    let mut cw = ChromeWriter::begin(Vec::new(), regions, opts.chrome, t0)
-        .expect("writing to memory cannot fail");
-    for warp in &decoded.warps {
-        cw.warp(warp).expect("writing to memory cannot fail");
-        builder.add_warp(warp);
-    }
-    let events = cw.events_written();
-    let diagnostics = decoded.diagnostics.to_json(DIAGNOSTICS_IN_FILES);
-    let (ratio, source) = dec.device_ratio();
-    let other = serde_json::json!({
-        "grid": launch.shape.grid,
-        "warps_per_block": launch.shape.warps_per_block(),
-        "clock_mhz_estimate": ratio.mhz(),
-        "clock_ghz": ratio.ghz(),
-        "clock_ratio": {"ns": ratio.ns, "cycles": ratio.cycles, "source": source.as_str()},
-        "origin_globaltimer_ns": dec.origin_globaltimer().to_string(),
-        "unknown_regions": cw.unknown_regions(),
-        "warps": dec.warp_count(),
-        "events": events,
-        "diagnostics": diagnostics.clone(),
-    });
-    let chrome = cw.finish(&other).expect("writing to memory cannot fail");
-
-    let s = &launch.shape;
-    let summary = Summary {
-        trace: String::new(),
-        display_time_unit: "ns".into(),
-        scale: 1e-3,
-        blocks: s.total_blocks(),
-        warps_per_block: s.warps_per_block(),
-        per_warp_cap: s.cap(),
-        launch: s.launch,
-        blocks_traced: s.blocks_traced,
-        warps_traced: s.warps_traced(),
-        percentile_method: "linear".into(),
-        regions: builder.region_stats(regions),
-        diagnostics,
-        per_block: builder.breakdown(regions),
-    };
-    let summary_json = serde_json::to_vec_pretty(&summary).expect("a summary serialises");
+    let mut chrome = Vec::new();
+    let written = write_trace(
+        &dec,
+        &decoded.warps,
+        device,
+        regions,
+        opts,
+        Path::new("trace.json"),
+        &mut chrome,
+    )
+    .expect("writing to memory cannot fail");
+    let summary_json = serde_json::to_vec_pretty(&written.summary).expect("a summary serialises");
     let (again, _) = summarize_launch(launch, device, regions, opts)?;
     assert!(
-        again.regions == summary.regions && again.per_block == summary.per_block,
+        again.regions == written.summary.regions && again.per_block == written.summary.per_block,
         "summarize_launch and the streamed summary disagree"
     );
     if !FUZZ_MODE.load(Ordering::Relaxed) {
@@ -246,7 +210,7 @@ pub fn export_to_memory(
     Ok(Exported {
         chrome,
         summary: summary_json,
-        events,
+        events: written.events,
         warps: dec.warp_count(),
     })
 }

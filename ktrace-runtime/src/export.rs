@@ -1,13 +1,14 @@
 //! Writing a launch's Chrome trace and summary files, streamed warp by warp
 //! and written atomically.
 
+use std::borrow::Borrow;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::capture::{DeviceInfo, LaunchCapture};
 use crate::chrome::{ChromeOptions, ChromeWriter};
-use crate::decode::{DecodeOptions, Decoder};
+use crate::decode::{DecodeOptions, Decoder, WarpTrace};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::error::{Error, Result};
 use crate::regions::Regions;
@@ -26,6 +27,18 @@ pub struct ExportOptions {
     pub chrome: ChromeOptions,
     /// Summary choices.
     pub summary: SummaryOptions,
+}
+
+impl ExportOptions {
+    /// The decoding options for a launch on `device`: the nominal clock is
+    /// the device's when [`DecodeOptions::nominal_clock_khz`] is 0.
+    pub fn decode_for(&self, device: &DeviceInfo) -> DecodeOptions {
+        let mut d = self.decode;
+        if d.nominal_clock_khz == 0 {
+            d.nominal_clock_khz = u64::from(device.clock_khz);
+        }
+        d
+    }
 }
 
 /// What an export wrote.
@@ -70,10 +83,11 @@ pub fn launch_trace_path(base: &Path, launch: u32) -> PathBuf {
 
 /// Writes `path` through a temporary file in the same directory, renamed
 /// over `path` once complete, so readers never see a partial file.
-pub fn write_atomic(
+/// Returns what `body` returned.
+pub fn write_atomic<T>(
     path: &Path,
-    body: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
-) -> Result<()> {
+    body: impl FnOnce(&mut BufWriter<File>) -> io::Result<T>,
+) -> Result<T> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -90,25 +104,17 @@ pub fn write_atomic(
     let result = (|| {
         let f = File::create(&tmp)?;
         let mut w = BufWriter::new(f);
-        body(&mut w)?;
+        let value = body(&mut w)?;
         w.flush()?;
         let f = w.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, path)?;
+        Ok(value)
     })();
-    if let Err(e) = result {
+    result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io(path, e));
-    }
-    Ok(())
-}
-
-fn decode_options(opts: &ExportOptions, device: &DeviceInfo) -> DecodeOptions {
-    let mut d = opts.decode;
-    if d.nominal_clock_khz == 0 {
-        d.nominal_clock_khz = u64::from(device.clock_khz);
-    }
-    d
+        Error::io(path, e)
+    })
 }
 
 fn other_data(
@@ -177,7 +183,7 @@ pub fn summarize_launch(
     regions: &Regions,
     opts: &ExportOptions,
 ) -> Result<(Summary, Diagnostics)> {
-    let dec = Decoder::new(&launch.raw, &launch.shape, &decode_options(opts, device))?;
+    let dec = Decoder::new(&launch.raw, &launch.shape, &opts.decode_for(device))?;
     let mut builder = SummaryBuilder::new(opts.summary);
     let mut diagnostics = dec.diagnostics().clone();
     let mut unknown = std::collections::BTreeSet::new();
@@ -200,6 +206,57 @@ pub fn summarize_launch(
     Ok((summary, diagnostics))
 }
 
+/// A Chrome trace as [`write_trace`] wrote it, and the summary beside it.
+#[derive(Clone, Debug)]
+pub struct WrittenTrace {
+    /// Trace events written (complete, instant or begin/end events).
+    pub events: u64,
+    /// Everything that went wrong: the decoder's, every warp's, and one
+    /// per region id the table lacks.
+    pub diagnostics: Diagnostics,
+    /// The summary (not written anywhere).
+    pub summary: Summary,
+}
+
+/// Writes the Chrome trace of `warps` to `w` and computes the summary
+/// beside it, which names the trace `trace_name`.
+///
+/// `warps` are the warps of `dec` in slot order: [`Decoder::warps`], which
+/// decodes one warp at a time, or the `warps` of [`Decoder::decode_all`].
+/// [`export_launch`] is this with a file for `w`.
+pub fn write_trace<W: Write, T: Borrow<WarpTrace>>(
+    dec: &Decoder<'_>,
+    warps: impl IntoIterator<Item = T>,
+    device: &DeviceInfo,
+    regions: &Regions,
+    opts: &ExportOptions,
+    trace_name: &Path,
+    w: W,
+) -> io::Result<WrittenTrace> {
+    let t0 = dec.first_event_of_launch().unwrap_or(0);
+    let mut builder = SummaryBuilder::new(opts.summary);
+    let mut diagnostics = dec.diagnostics().clone();
+    let mut cw = ChromeWriter::begin(w, regions, opts.chrome, t0)?;
+    for warp in warps {
+        let warp = warp.borrow();
+        cw.warp(warp)?;
+        builder.add_warp(warp);
+        diagnostics.extend(warp.diagnostics.iter().cloned());
+    }
+    for &r in cw.unknown_regions() {
+        diagnostics.push(Diagnostic::UnknownRegion { region: r });
+    }
+    let events = cw.events_written();
+    let other = other_data(dec, device, &diagnostics, events, t0);
+    cw.finish(&other)?;
+    let summary = build_summary(trace_name, dec, builder, regions, &diagnostics);
+    Ok(WrittenTrace {
+        events,
+        diagnostics,
+        summary,
+    })
+}
+
 /// Decodes a launch and writes its Chrome trace to `trace_path` and its
 /// summary beside it ([`summary_path`]), one warp at a time.
 pub fn export_launch(
@@ -209,28 +266,15 @@ pub fn export_launch(
     trace_path: &Path,
     opts: &ExportOptions,
 ) -> Result<ExportReport> {
-    let dec = Decoder::new(&launch.raw, &launch.shape, &decode_options(opts, device))?;
-    let t0 = dec.first_event_of_launch().unwrap_or(0);
-    let mut builder = SummaryBuilder::new(opts.summary);
-    let mut diagnostics = dec.diagnostics().clone();
-    let mut events = 0;
-    write_atomic(trace_path, |w| {
-        let mut cw = ChromeWriter::begin(&mut *w, regions, opts.chrome, t0)?;
-        for warp in dec.warps() {
-            cw.warp(&warp)?;
-            builder.add_warp(&warp);
-            diagnostics.extend(warp.diagnostics.iter().cloned());
-        }
-        for &r in cw.unknown_regions() {
-            diagnostics.push(Diagnostic::UnknownRegion { region: r });
-        }
-        events = cw.events_written();
-        let other = other_data(&dec, device, &diagnostics, events, t0);
-        cw.finish(&other)?;
-        Ok(())
+    let dec = Decoder::new(&launch.raw, &launch.shape, &opts.decode_for(device))?;
+    let WrittenTrace {
+        events,
+        diagnostics,
+        summary,
+    } = write_atomic(trace_path, |w| {
+        write_trace(&dec, dec.warps(), device, regions, opts, trace_path, w)
     })?;
     let summary_path = summary_path(trace_path);
-    let summary = build_summary(trace_path, &dec, builder, regions, &diagnostics);
     write_atomic(&summary_path, |w| {
         serde_json::to_writer_pretty(&mut *w, &summary).map_err(io::Error::other)?;
         w.write_all(b"\n")

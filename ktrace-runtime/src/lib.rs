@@ -122,7 +122,7 @@ pub use chrome::ChromeOptions;
 pub use decode::{decode, DecodeOptions, DecodedLaunch, Decoder, WarpTrace};
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub use error::{Error, Result};
-pub use export::{export_launch, ExportOptions, ExportReport};
+pub use export::{export_launch, write_trace, ExportOptions, ExportReport, WrittenTrace};
 pub use layout::KtraceArg;
 pub use regions::Regions;
 pub use session::{

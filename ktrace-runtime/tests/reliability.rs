@@ -12,7 +12,7 @@ fn a_failed_write_leaves_the_previous_file_and_no_temporary() {
     write_atomic(&path, |w| w.write_all(b"{\"complete\":true}")).unwrap();
     // A writer that fails half-way (a crash, a full disk): the old file
     // stays whole and no partial file is left beside it.
-    let err = write_atomic(&path, |w| {
+    let err = write_atomic::<()>(&path, |w| {
         w.write_all(b"{\"traceEvents\":[{\"ph\":\"X\"")?;
         Err(std::io::Error::other("disk full"))
     })
@@ -32,7 +32,7 @@ fn a_panic_during_a_write_never_produces_the_output_file() {
     let path = dir.path().join("trace.json");
     let p = path.clone();
     let r = std::panic::catch_unwind(move || {
-        let _ = write_atomic(&p, |w| {
+        let _ = write_atomic::<()>(&p, |w| {
             w.write_all(b"{\"traceEvents\":[")?;
             panic!("crash while writing");
         });
