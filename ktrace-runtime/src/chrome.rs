@@ -71,9 +71,11 @@ const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
-/// `v` in decimal at the end of `buf`; returns where the digits start.
-fn fmt_u64(buf: &mut [u8; 20], mut v: u64) -> usize {
-    let mut i = buf.len();
+/// `v` in decimal in `buf`, ending just before `end`; returns where the
+/// digits start. `buf` must have room: up to 20 digits before `end`.
+#[inline]
+fn fmt_digits(buf: &mut [u8], end: usize, mut v: u64) -> usize {
+    let mut i = end;
     while v >= 100 {
         let r = (v % 100) as usize * 2;
         v /= 100;
@@ -94,14 +96,14 @@ fn fmt_u64(buf: &mut [u8; 20], mut v: u64) -> usize {
 /// Appends `v` in decimal (`{v}`).
 fn push_u64(out: &mut Vec<u8>, v: u64) {
     let mut b = [0u8; 20];
-    let i = fmt_u64(&mut b, v);
+    let i = fmt_digits(&mut b, 20, v);
     out.extend_from_slice(&b[i..]);
 }
 
 /// Appends `v` in decimal, zero-padded to `width` digits (`{v:0width$}`).
 fn push_padded(out: &mut Vec<u8>, v: u64, width: usize) {
     let mut b = [0u8; 20];
-    let i = fmt_u64(&mut b, v);
+    let i = fmt_digits(&mut b, 20, v);
     for _ in b.len() - i..width {
         out.push(b'0');
     }
@@ -111,7 +113,7 @@ fn push_padded(out: &mut Vec<u8>, v: u64, width: usize) {
 /// Appends `ps` picoseconds as microseconds, as [`write_us`] writes them.
 fn push_us(out: &mut Vec<u8>, ps: i64) {
     let a = ps.unsigned_abs();
-    let (mut int, frac) = (a / 1_000_000, (a % 1_000_000) as usize);
+    let (int, frac) = (a / 1_000_000, (a % 1_000_000) as usize);
     // Written right to left, ending at byte 24: sign, up to 13 integer
     // digits, point, six decimals of which the trailing zeros are left out.
     // The 24 bytes after the start are copied whole (a fixed-size copy, no
@@ -132,20 +134,7 @@ fn push_us(out: &mut Vec<u8>, ps: i64) {
         }
         i = 17;
     }
-    while int >= 100 {
-        let r = (int % 100) as usize * 2;
-        int /= 100;
-        i -= 2;
-        b[i..i + 2].copy_from_slice(&DIGITS2[r..r + 2]);
-    }
-    if int >= 10 {
-        let r = int as usize * 2;
-        i -= 2;
-        b[i..i + 2].copy_from_slice(&DIGITS2[r..r + 2]);
-    } else {
-        i -= 1;
-        b[i] = b'0' + int as u8;
-    }
+    i = fmt_digits(&mut b, i, int);
     if ps < 0 {
         i -= 1;
         b[i] = b'-';
