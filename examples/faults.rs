@@ -9,7 +9,15 @@
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ktrace_examples::{fail, gpu, kernels, REGIONS};
 use ktrace_runtime::layout::EventKind;
-use ktrace_runtime::{decode, DecodeOptions, Diagnostic, Error, TraceConfig, TraceSession};
+use ktrace_runtime::{
+    decode, DecodeOptions, DecodedLaunch, Diagnostic, Error, TraceConfig, TraceSession,
+};
+
+/// The session's first launch, decoded.
+fn decode_first(s: &TraceSession) -> ktrace_runtime::Result<DecodedLaunch> {
+    let l = &s.launches()[0];
+    decode(&l.raw, &l.shape, &DecodeOptions::default())
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     ktrace_runtime::set_enabled(Some(true));
@@ -44,7 +52,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 Err(e) => fail(&format!("trap: unexpected error {e}")),
                 Ok(()) => fail("trap: the trapped launch was accepted as a good trace"),
             }
-            if s.capture().launches.is_empty() && !std::path::Path::new(out).exists() {
+            if s.launches().is_empty() && !std::path::Path::new(out).exists() {
                 println!("trap: no launch kept, no trace written");
             } else {
                 fail("trap: a partial buffer was kept or written");
@@ -73,12 +81,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             l.arg(&mut o).arg(&arg);
             unsafe { l.launch(c) }?;
             s.finish_launch()?;
-            let cap = s.capture();
-            let d = decode(
-                &cap.launches[0].raw,
-                &cap.launches[0].shape,
-                &DecodeOptions::default(),
-            )?;
+            let d = decode_first(&s)?;
             let never = d
                 .diagnostics
                 .items()
@@ -113,12 +116,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             a.finish_launch()?;
             b.finish_launch()?;
             for (sess, want) in [(&a, "stream a"), (&b, "stream b")] {
-                let cap = sess.capture();
-                let d = decode(
-                    &cap.launches[0].raw,
-                    &cap.launches[0].shape,
-                    &DecodeOptions::default(),
-                )?;
+                let d = decode_first(sess)?;
                 let id = REGIONS.iter().find(|r| r.1 == want).unwrap().0;
                 let ok = d.warps.len() == 132 * 4
                     && d.warps.iter().all(|w| {

@@ -66,8 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     session.finish_launch()?;
-    let capture = session.capture();
-    let launch0 = &capture.launches[0];
+    let launch0 = &session.launches()[0];
     let decoded = decode(&launch0.raw, &launch0.shape, &DecodeOptions::default())?;
     session.finish()?;
 

@@ -313,7 +313,13 @@ impl TraceSession {
         Ok(())
     }
 
-    /// The launches recorded so far, with the device facts and the regions.
+    /// The launches recorded so far, by launch number.
+    pub fn launches(&self) -> &[LaunchCapture] {
+        &self.launches
+    }
+
+    /// The launches recorded so far, with the device facts and the regions
+    /// (a copy: [`TraceSession::launches`] reads them in place).
     pub fn capture(&self) -> Capture {
         Capture {
             device: self.device.clone(),
