@@ -796,13 +796,7 @@ mod tests {
 
     #[test]
     fn fast_rounding_matches_wide() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::synth::xorshift64(0x2545_f491_4f6c_dd1d);
         for _ in 0..200_000 {
             let r = ClockRatio {
                 ns: next() >> (next() % 64),

@@ -578,13 +578,7 @@ mod tests {
 
     #[test]
     fn radix_sort_and_runs_histogram_match_the_direct_forms() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::synth::xorshift64(0x9e37_79b9_7f4a_7c15);
         for (n, bits, bins) in [
             (20_000, 20, 128),
             (70_000, 36, 7),

@@ -274,3 +274,15 @@ pub fn sample_capture() -> crate::capture::Capture {
         launches: vec![sample_launch(0, 0), sample_launch(1, 200)],
     }
 }
+
+/// A xorshift64 generator from `seed` (not 0): the same numbers on every
+/// machine, for tests that sweep many inputs.
+pub fn xorshift64(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}

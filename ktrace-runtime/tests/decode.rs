@@ -387,13 +387,7 @@ fn wrong_buffer_size_is_an_error() {
 fn garbage_never_panics() {
     // Random metadata and events with valid magics: decoding must finish.
     let s = shape(4, 64, 32);
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = ktrace_runtime::synth::xorshift64(0x9e37_79b9_7f4a_7c15);
     for round in 0..200 {
         let mut raw: Vec<u8> = (0..s.buffer_bytes().unwrap())
             .map(|_| next() as u8)
