@@ -8,6 +8,9 @@ use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError};
 
 ktrace_runtime::include_ktrace!();
 
+pub mod gemm;
+pub mod truth;
+
 /// Rust declarations of the C++ launchers (bindgen), `cc_saxpy_traced` and
 /// `cc_saxpy_untraced`.
 #[allow(non_camel_case_types, missing_docs, clippy::missing_safety_doc)]

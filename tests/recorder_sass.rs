@@ -55,9 +55,19 @@ fn main_loop(code: &[(u64, String)]) -> (usize, usize, usize, Vec<usize>) {
             .filter(|(a, _)| *a >= target)
             .filter_map(|(a, s)| target_of(s).filter(|t| t > a).map(|t| (*a, t)))
             .collect();
-        // For each inner loop, the smallest forward branch that skips it.
+        // Time anchors (a globaltimer read and one more store) run once per
+        // KTRACE_ANCHOR_CYCLES, not per event: code skipped by a forward
+        // branch over them is left out too.
+        let anchors: Vec<u64> = range
+            .iter()
+            .filter(|(a, s)| *a >= target && s.contains("SR_GLOBALTIMER"))
+            .map(|(a, _)| *a)
+            .collect();
+        // For each inner loop and anchor, the smallest forward branch that
+        // skips it.
         let skipped: Vec<(u64, u64)> = backward
             .iter()
+            .chain(&anchors)
             .filter_map(|b| {
                 forward
                     .iter()

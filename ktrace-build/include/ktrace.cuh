@@ -25,6 +25,8 @@
 #ifndef KTRACE_CUH
 #define KTRACE_CUH
 
+#include <cstddef>
+
 #include "ktrace_layout.h"
 
 #if defined(KTRACE_ENABLED) && KTRACE_ENABLED
@@ -117,16 +119,90 @@ __device__ __forceinline__ void store_event(uint64_t addr, uint32_t clk, uint32_
 
 #define KTRACE_RECORDER_RING 1
 
+#ifndef KTRACE_ANCHOR_CYCLES
+/// SM cycles between time anchors (see ktrace_layout.h). After an event,
+/// a warp whose last anchor (or open) is this many cycles old reads
+/// %globaltimer and records it as an anchor entry right after the event.
+/// 0 records no anchors: each event then costs two instructions less, and
+/// the decoder falls back to the open and flush timer pairs.
+#define KTRACE_ANCHOR_CYCLES KTRACE_ANCHOR_CYCLES_DEFAULT
+#endif
+static_assert(KTRACE_ANCHOR_CYCLES == 0 ||
+                  (KTRACE_ANCHOR_CYCLES >= 256u && KTRACE_ANCHOR_CYCLES < (1u << 31)),
+              "ktrace: KTRACE_ANCHOR_CYCLES must be 0 (no anchors) or from 256 to 2^31 - 1");
+
+/// Where the stores below write, derived from ktrace_layout.h and checked
+/// against it: each 16-byte metadata store writes four 32-bit words at one
+/// of these offsets, and an event is the two words {clock, region | type << 16}.
+namespace layout {
+constexpr uint32_t kOpenTimers = offsetof(ktrace_slot_meta, init_globaltimer);
+constexpr uint32_t kOpenIds = offsetof(ktrace_slot_meta, block_linear);
+constexpr uint32_t kFlushTimers = offsetof(ktrace_slot_meta, final_globaltimer);
+constexpr uint32_t kFlushCount = offsetof(ktrace_slot_meta, count);
+/// `type` sits above `region` in the event's second word.
+constexpr uint32_t kTypeShift = 8 * (offsetof(ktrace_event, type) - offsetof(ktrace_event, region));
+/// `smid` sits above `warp` in the open store's second word.
+constexpr uint32_t kSmidShift = 8 * (offsetof(ktrace_slot_meta, smid) - offsetof(ktrace_slot_meta, warp));
+static_assert(sizeof(ktrace_slot_meta) == 64 && kOpenTimers % 16 == 0 && kOpenIds % 16 == 0 &&
+                  kFlushTimers % 16 == 0 && kFlushCount % 16 == 0,
+              "ktrace: metadata stores are 16-byte aligned");
+static_assert(offsetof(ktrace_slot_meta, init_clock64) == kOpenTimers + 8,
+              "ktrace: open store writes {globaltimer, clock64}");
+static_assert(offsetof(ktrace_slot_meta, warp) == kOpenIds + 4 && kSmidShift == 16 &&
+                  offsetof(ktrace_slot_meta, open_magic) == kOpenIds + 8 &&
+                  offsetof(ktrace_slot_meta, reserved0) == kOpenIds + 12,
+              "ktrace: open store writes {block, warp | smid << 16, magic, 0}");
+static_assert(offsetof(ktrace_slot_meta, final_clock64) == kFlushTimers + 8,
+              "ktrace: flush store writes {globaltimer, clock64}");
+static_assert(offsetof(ktrace_slot_meta, flush_magic) == kFlushCount + 4 &&
+                  offsetof(ktrace_slot_meta, reserved1) == kFlushCount + 8,
+              "ktrace: flush store writes {count, magic, 0, 0}");
+static_assert(sizeof(ktrace_event) == 8 && offsetof(ktrace_event, clock) == 0 &&
+                  offsetof(ktrace_event, region) == 4 &&
+                  offsetof(ktrace_event, region) + 2 == offsetof(ktrace_event, type),
+              "ktrace: an event is {clock, region | type << 16}");
+}  // namespace layout
+
+#if KTRACE_RECORDER == KTRACE_RECORDER_RING
+// PTX of one ring push inside Context::record's asm block: the entry
+// {CLK, TAG} (PTX operands) goes to lane cnt % 32; a full group of 32 is
+// written by the whole warp. A one-pass loop: ptxas keeps loops as
+// branches, where it would predicate a short block and issue it at every
+// event. Operands: %0 cnt, %1/%2 the held entry, %4 ring mask, %5 base,
+// %7 lane.
+#define KTRACE_RING_PUSH_(L, CLK, TAG)              \
+  "xor.b32 idx, %0, %7;\n\t"                        \
+  "and.b32 idx, idx, 31;\n\t"                       \
+  "setp.eq.u32 mine, idx, 0;\n\t"                   \
+  "@mine mov.u32 %1, " CLK ";\n\t"                  \
+  "@mine mov.u32 %2, " TAG ";\n\t"                  \
+  "add.u32 %0, %0, 1;\n\t"                          \
+  "and.b32 idx, %0, 31;\n\t"                        \
+  "setp.eq.u32 full, idx, 0;\n\t"                   \
+  "@!full bra.uni KTRACE_" L "_HELD_%=;\n\t"          \
+  "mov.u32 pass, 1;\n"                               \
+  "KTRACE_" L "_GROUP_%=:\n\t"                        \
+  "sub.u32 idx, %0, 32;\n\t"                        \
+  "add.u32 idx, idx, %7;\n\t"                       \
+  "and.b32 idx, idx, %4;\n\t"                       \
+  "mad.wide.u32 addr, idx, 8, %5;\n\t"              \
+  "st.global.cs.v2.u32 [addr], {%1, %2};\n\t"       \
+  "sub.u32 pass, pass, 1;\n\t"                      \
+  "setp.ne.u32 again, pass, 0;\n\t"                 \
+  "@again bra.uni KTRACE_" L "_GROUP_%=;\n"          \
+  "KTRACE_" L "_HELD_%=:\n\t"
+#endif
+
 /// Per-warp trace context.
 ///
 /// Live state across a loop: the ring's base address (2 registers), the
-/// event counter, the ring mask (0 when this warp is not traced) and the
-/// leader flag. The ring recorder adds the lane index and the event this
-/// lane holds.
+/// event counter, the ring mask (0 when this warp is not traced), the
+/// leader flag and the clock of the last time anchor. The ring recorder
+/// adds the lane index and the event this lane holds.
 class Context {
  public:
   __device__ __forceinline__ explicit Context(const ktrace_arg& arg)
-      : base_(0), cnt_(0), mask_(0), on_(false), leader_(0) {
+      : base_(0), cnt_(0), mask_(0), on_(false), leader_(0), anchor_clk_(0) {
     const uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     // Read from one lane: the compiler then knows every value derived from
     // it is warp-uniform, so the per-event skip branch needs no
@@ -153,12 +229,14 @@ class Context {
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
     lane_ = tid % 32;
 #endif
-    const uint64_t gt = globaltimer();
+    // The clock first, then the globaltimer: the order of every anchor.
     const uint64_t clk = clock64();
-    const uint32_t ids = warp | (smid() << 16);
-    store_v4_cs(slot, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk, (uint32_t)(clk >> 32),
-                leader_);
-    store_v4_cs(slot + 16, block, ids, KTRACE_OPEN_MAGIC, 0u, leader_);
+    const uint64_t gt = globaltimer();
+    anchor_clk_ = static_cast<uint32_t>(clk);
+    const uint32_t ids = warp | (smid() << layout::kSmidShift);
+    store_v4_cs(slot + layout::kOpenTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
+                (uint32_t)(clk >> 32), leader_);
+    store_v4_cs(slot + layout::kOpenIds, block, ids, KTRACE_OPEN_MAGIC, 0u, leader_);
   }
 
   __device__ __forceinline__ ~Context() { flush(); }
@@ -177,88 +255,101 @@ class Context {
                   held_clk_, held_tag_, true);
     }
 #endif
-    const uint64_t gt = globaltimer();
     const uint64_t clk = clock64();
+    const uint64_t gt = globaltimer();
     const uint64_t meta = base_ - sizeof(ktrace_slot_meta);
-    store_v4_cs(meta + 32, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
+    store_v4_cs(meta + layout::kFlushTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
                 (uint32_t)(clk >> 32), leader_);
-    store_v4_cs(meta + 48, cnt_, KTRACE_FLUSH_MAGIC, 0u, 0u, leader_);
+    store_v4_cs(meta + layout::kFlushCount, cnt_, KTRACE_FLUSH_MAGIC, 0u, 0u, leader_);
     on_ = false;
   }
 
   /// Records one event: `tag` is `region | type << 16`.
   __device__ __forceinline__ void record(uint32_t tag) {
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
-    const uint32_t clk = clock32();
-    // Lane (cnt % 32) keeps the event; when a group of 32 is complete every
-    // lane of a traced warp writes its event: one coalesced 256-byte store.
     // One asm block: C++ branches here let the compiler move the user's code
-    // across the clock read.
+    // across the clock read. Lane (cnt % 32) keeps each entry; when a group
+    // of 32 is complete every lane of a traced warp writes its entry: one
+    // coalesced 256-byte store. An anchor entry follows the event when the
+    // last one is KTRACE_ANCHOR_CYCLES old.
     asm volatile(
         "{\n\t"
-        ".reg .pred off, mine, full, again;\n\t"
-        ".reg .u32 idx, pass;\n\t"
-        ".reg .u64 addr;\n\t"
-        "setp.eq.u32 off, %7, 0;\n\t"
-        "@off bra.uni KTRACE_HELD_%=;\n\t"
-        "xor.b32 idx, %0, %6;\n\t"
-        "and.b32 idx, idx, 31;\n\t"
-        "setp.eq.u32 mine, idx, 0;\n\t"
-        "@mine mov.u32 %1, %8;\n\t"
-        "@mine mov.u32 %2, %5;\n\t"
-        "add.u32 %0, %0, 1;\n\t"
-        "and.b32 idx, %0, 31;\n\t"
-        "setp.eq.u32 full, idx, 0;\n\t"
-        "@!full bra.uni KTRACE_HELD_%=;\n\t"
-        // A one-pass loop: ptxas keeps loops as branches, where it would
-        // predicate a short block and issue it at every event.
-        "mov.u32 pass, 1;\n"
-        "KTRACE_GROUP_%=:\n\t"
-        "sub.u32 idx, %0, 32;\n\t"
-        "add.u32 idx, idx, %6;\n\t"
-        "and.b32 idx, idx, %3;\n\t"
-        "mad.wide.u32 addr, idx, 8, %4;\n\t"
-        "st.global.cs.v2.u32 [addr], {%1, %2};\n\t"
-        "sub.u32 pass, pass, 1;\n\t"
-        "setp.ne.u32 again, pass, 0;\n\t"
-        "@again bra.uni KTRACE_GROUP_%=;\n"
-        "KTRACE_HELD_%=:\n\t"
+        ".reg .pred off, mine, full, again, fresh;\n\t"
+        ".reg .u32 idx, pass, clk, age, glo, ghi;\n\t"
+        ".reg .u64 addr, gt;\n\t"
+        "setp.eq.u32 off, %8, 0;\n\t"
+        "@off bra.uni KTRACE_DONE_%=;\n\t"
+        "mov.u32 clk, %%clock;\n\t"
+        KTRACE_RING_PUSH_("EV", "clk", "%6")
+#if KTRACE_ANCHOR_CYCLES
+        "sub.u32 age, clk, %3;\n\t"
+        "setp.lt.u32 fresh, age, %9;\n\t"
+        "@fresh bra.uni KTRACE_DONE_%=;\n\t"
+        "mov.u64 gt, %%globaltimer;\n\t"
+        "mov.b64 {glo, ghi}, gt;\n\t"
+        "and.b32 ghi, ghi, 0xffff;\n\t"
+        "or.b32 ghi, ghi, %10;\n\t"
+        "mov.u32 %3, clk;\n\t"
+        KTRACE_RING_PUSH_("AN", "glo", "ghi")
+#endif
+        "KTRACE_DONE_%=:\n\t"
         "}"
-        : "+r"(cnt_), "+r"(held_clk_), "+r"(held_tag_)
-        : "r"(mask_), "l"(base_), "r"(tag), "r"(lane_), "r"((uint32_t)on_), "r"(clk));
+        : "+r"(cnt_), "+r"(held_clk_), "+r"(held_tag_), "+r"(anchor_clk_)
+        : "r"(mask_), "l"(base_), "r"(tag), "r"(lane_), "r"((uint32_t)on_),
+          "n"(KTRACE_ANCHOR_CYCLES), "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift)
+        : "memory");
 #else
     // One asm block, so the compiler cannot move the user's code across the
     // clock read. Warps that are not traced jump over the event (a uniform
-    // branch); in a traced warp the leader stores it. (Computing the next
-    // address ahead, or dropping the branch, measured worse on the gemm
-    // example: see docs/performance.md.)
+    // branch); in a traced warp the leader stores it. When the last time
+    // anchor is KTRACE_ANCHOR_CYCLES old, the warp falls through into the
+    // anchor: it reads %globaltimer and stores it as the next entry, paired
+    // with this event's clock. (Computing the next address ahead, or
+    // dropping the skip branch, measured worse on the gemm example: see
+    // docs/performance.md.)
     asm volatile(
         "{\n\t"
-        ".reg .pred off, lead;\n\t"
-        ".reg .u32 clk, idx;\n\t"
-        ".reg .u64 addr;\n\t"
-        "setp.eq.u32 off, %1, 0;\n\t"
+        ".reg .pred off, lead, fresh;\n\t"
+        ".reg .u32 clk, idx, age, glo, ghi;\n\t"
+        ".reg .u64 addr, gt;\n\t"
+        "setp.eq.u32 off, %2, 0;\n\t"
         "@off bra.uni KTRACE_SKIP_%=;\n\t"
         "mov.u32 clk, %%clock;\n\t"
-        "and.b32 idx, %0, %1;\n\t"
-        "mad.wide.u32 addr, idx, 8, %2;\n\t"
-        "setp.ne.u32 lead, %3, 0;\n\t"
-        "@lead st.global.cs.v2.u32 [addr], {clk, %4};\n\t"
-        "add.u32 %0, %0, 1;\n"
+        "and.b32 idx, %0, %2;\n\t"
+        "mad.wide.u32 addr, idx, 8, %3;\n\t"
+        "setp.ne.u32 lead, %4, 0;\n\t"
+        "@lead st.global.cs.v2.u32 [addr], {clk, %5};\n\t"
+        "add.u32 %0, %0, 1;\n\t"
+#if KTRACE_ANCHOR_CYCLES
+        "sub.u32 age, clk, %1;\n\t"
+        "setp.lt.u32 fresh, age, %6;\n\t"
+        "@fresh bra.uni KTRACE_SKIP_%=;\n\t"
+        "mov.u64 gt, %%globaltimer;\n\t"
+        "mov.b64 {glo, ghi}, gt;\n\t"
+        "and.b32 ghi, ghi, 0xffff;\n\t"
+        "or.b32 ghi, ghi, %7;\n\t"
+        "and.b32 idx, %0, %2;\n\t"
+        "mad.wide.u32 addr, idx, 8, %3;\n\t"
+        "@lead st.global.cs.v2.u32 [addr], {glo, ghi};\n\t"
+        "add.u32 %0, %0, 1;\n\t"
+        "mov.u32 %1, clk;\n"
+#endif
         "KTRACE_SKIP_%=:\n\t"
         "}"
-        : "+r"(cnt_)
-        : "r"(mask_), "l"(base_), "r"(leader_), "r"(tag)
+        : "+r"(cnt_), "+r"(anchor_clk_)
+        : "r"(mask_), "l"(base_), "r"(leader_), "r"(tag), "n"(KTRACE_ANCHOR_CYCLES),
+          "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift)
         : "memory");
 #endif
   }
 
  private:
   uint64_t base_;  // first event of this warp's slot
-  uint32_t cnt_;   // events recorded so far
+  uint32_t cnt_;   // entries recorded so far (events and anchors)
   uint32_t mask_;  // cap - 1
   bool on_;        // this warp is traced (warp-uniform)
   uint32_t leader_;  // 1: this lane writes the metadata (and, per event, the store)
+  uint32_t anchor_clk_;  // low 32 bits of %clock at the last anchor (or open)
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
   uint32_t lane_;
   uint32_t held_clk_ = 0;
@@ -270,9 +361,9 @@ class Context {
 class Scope {
  public:
   __device__ __forceinline__ Scope(Context& ctx, uint32_t region) : ctx_(ctx), region_(region) {
-    ctx_.record(region_ | (KTRACE_EVENT_BEGIN << 16));
+    ctx_.record(region_ | (KTRACE_EVENT_BEGIN << layout::kTypeShift));
   }
-  __device__ __forceinline__ ~Scope() { ctx_.record(region_ | (KTRACE_EVENT_END << 16)); }
+  __device__ __forceinline__ ~Scope() { ctx_.record(region_ | (KTRACE_EVENT_END << layout::kTypeShift)); }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
 
@@ -306,12 +397,12 @@ class Context {
 #define KTRACE_REC_(name, type)                          \
   do {                                                   \
     KTRACE_ID_(ktrace_id_, name);                        \
-    ktrace_ctx.record(ktrace_id_ | ((type) << 16));      \
+    ktrace_ctx.record(ktrace_id_ | ((type) << ::ktrace::layout::kTypeShift)); \
   } while (0)
 #define KTRACE_REC_IF_(cond, name, type)                 \
   do {                                                   \
     KTRACE_ID_(ktrace_id_, name);                        \
-    if (cond) ktrace_ctx.record(ktrace_id_ | ((type) << 16)); \
+    if (cond) ktrace_ctx.record(ktrace_id_ | ((type) << ::ktrace::layout::kTypeShift)); \
   } while (0)
 
 /// Opens the calling warp's context, named `ktrace_ctx`, from a `ktrace_arg`.

@@ -20,13 +20,29 @@
 #include <stdint.h>
 #endif
 
-/* Bumped whenever anything in this file changes meaning. */
-#define KTRACE_LAYOUT_VERSION 1u
+/* Bumped whenever anything in this file changes meaning.
+ *   1: events and the open/flush timer pairs (globaltimer read first).
+ *   2: time anchors in the event ring (KTRACE_EVENT_ANCHOR); the open and
+ *      flush pairs read %clock64 first, then %globaltimer, as anchors do. */
+#define KTRACE_LAYOUT_VERSION 2u
 
 /* Event types (the 16-bit `type` field of an event). */
 #define KTRACE_EVENT_BEGIN 0u
 #define KTRACE_EVENT_END 1u
 #define KTRACE_EVENT_MARK 2u
+/* A time anchor (layout version 2): a %globaltimer reading taken right
+ * after the %clock read of the event just before it in the ring. Its
+ * `clock` field holds bits 0..31 of %globaltimer and its `region` field
+ * bits 32..47; the decoder takes bits 48..63 from the slot's open time.
+ * A warp records one after an event whenever KTRACE_ANCHOR_CYCLES or more
+ * cycles have passed since its previous anchor (or its open). */
+#define KTRACE_EVENT_ANCHOR 3u
+
+/* Default SM cycles between time anchors: about 2 us at 1.6-2 GHz, short
+ * enough that a piecewise-linear map through the anchors follows the clock
+ * when it moves under load. A kernel may define its own before including
+ * ktrace.cuh. */
+#define KTRACE_ANCHOR_CYCLES_DEFAULT 4096u
 
 /* Written to `open_magic` when a warp opens its context, and to `flush_magic`
  * when it flushes. A zeroed slot was never opened; an opened slot without the
@@ -42,7 +58,9 @@
 #define KTRACE_MAX_CAP (1u << 24)
 
 /* Per-slot metadata, 64 bytes. The first half is written at open, the
- * second half at flush, each with two 16-byte stores. */
+ * second half at flush, each with two 16-byte stores. Each timer pair is
+ * read %clock64 first, then %globaltimer (version 2; version 1 read the
+ * globaltimer first). */
 typedef struct ktrace_slot_meta {
   uint64_t init_globaltimer;  /*  0: %globaltimer at open (ns)              */
   uint64_t init_clock64;      /*  8: %clock64 at open (SM cycles)           */
@@ -58,7 +76,8 @@ typedef struct ktrace_slot_meta {
   uint64_t reserved1;         /* 56: zero                                   */
 } ktrace_slot_meta;
 
-/* One event, 8 bytes, written as one v2.u32 store: {clock, region | type<<16}. */
+/* One event, 8 bytes, written as one v2.u32 store: {clock, region | type<<16}
+ * (the device header checks these offsets against the shift). */
 typedef struct ktrace_event {
   uint32_t clock;  /* raw 32-bit %clock */
   uint16_t region; /* id from the generated region table */

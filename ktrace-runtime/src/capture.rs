@@ -22,7 +22,7 @@ use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::layout::LAYOUT_VERSION;
+use crate::layout::{LAYOUT_VERSION, OLDEST_LAYOUT_VERSION};
 use crate::regions::Regions;
 use crate::shape::LaunchShape;
 
@@ -120,7 +120,7 @@ impl Capture {
             return Err(Error::Corrupt("format version 0".into()));
         }
         let layout = r.u16("layout version")?;
-        if u32::from(layout) != LAYOUT_VERSION {
+        if !(OLDEST_LAYOUT_VERSION..=LAYOUT_VERSION).contains(&u32::from(layout)) {
             return Err(Error::UnsupportedLayout {
                 found: layout,
                 supported: LAYOUT_VERSION as u16,

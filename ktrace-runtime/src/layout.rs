@@ -12,7 +12,10 @@
 use std::mem::{offset_of, size_of};
 
 /// `KTRACE_LAYOUT_VERSION`: bumped whenever the layout changes meaning.
-pub const LAYOUT_VERSION: u32 = 1;
+pub const LAYOUT_VERSION: u32 = 2;
+/// The oldest layout version this build decodes: version 1 buffers have no
+/// time anchors and are decoded with the two-point time model.
+pub const OLDEST_LAYOUT_VERSION: u32 = 1;
 
 /// `KTRACE_EVENT_BEGIN`: the event type of a region's begin.
 pub const EVENT_BEGIN: u16 = 0;
@@ -20,6 +23,14 @@ pub const EVENT_BEGIN: u16 = 0;
 pub const EVENT_END: u16 = 1;
 /// `KTRACE_EVENT_MARK`: the event type of an instant mark.
 pub const EVENT_MARK: u16 = 2;
+/// `KTRACE_EVENT_ANCHOR` (layout version 2): a time anchor, the
+/// `%globaltimer` read right after the `%clock` of the entry before it. Its
+/// `clock` field holds bits 0..31 of the globaltimer, its `region` field
+/// bits 32..47.
+pub const EVENT_ANCHOR: u16 = 3;
+/// `KTRACE_ANCHOR_CYCLES_DEFAULT`: SM cycles between a warp's time anchors
+/// unless the kernel chose otherwise.
+pub const ANCHOR_CYCLES_DEFAULT: u32 = 4096;
 
 /// `KTRACE_OPEN_MAGIC` ("KTRO"): written to `open_magic` when a warp opens.
 pub const OPEN_MAGIC: u32 = 0x4f52_544b;
