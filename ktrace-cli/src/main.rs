@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use ktrace_runtime::export::{launch_trace_path, summarize_launch};
+use ktrace_runtime::export::summarize_launch;
+use ktrace_runtime::output::launch_trace_path;
 use ktrace_runtime::summary::RegionStats;
 use ktrace_runtime::{
     export_launch, Breakdown, Capture, ChromeOptions, ExportOptions, LaunchCapture, Summary,

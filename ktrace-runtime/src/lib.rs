@@ -103,17 +103,16 @@
 //! [ktrace]: https://github.com/ktrace-rs/ktrace
 #![deny(missing_docs)]
 
-pub mod capture;
-pub mod chrome;
+mod format;
+pub use format::{capture, layout, regions, shape};
+
 pub mod decode;
 pub mod diagnostics;
 mod error;
 pub mod export;
-pub mod layout;
-pub mod regions;
+pub use export::{chrome, summary};
+pub mod output;
 pub mod session;
-pub mod shape;
-pub mod summary;
 #[doc(hidden)]
 pub mod synth;
 

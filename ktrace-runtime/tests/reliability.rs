@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use ktrace_runtime::export::write_atomic;
+use ktrace_runtime::output::write_atomic;
 
 #[test]
 fn a_failed_write_leaves_the_previous_file_and_no_temporary() {

@@ -325,7 +325,7 @@ pub(crate) fn save_capture(
     launches: &[LaunchCapture],
     path: &Path,
 ) -> Result<()> {
-    crate::export::write_atomic(path, |w| {
+    crate::output::write_atomic(path, |w| {
         write_capture(device, regions, launches, w).map_err(|e| match e {
             Error::Io { source, .. } => source,
             other => std::io::Error::other(other.to_string()),

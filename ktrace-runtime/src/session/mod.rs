@@ -16,8 +16,9 @@ use cudarc::nvrtc::Ptx;
 
 use crate::capture::{Capture, DeviceInfo, LaunchCapture};
 use crate::error::{Error, Result};
-use crate::export::{export_launch, launch_trace_path, ExportOptions, ExportReport};
+use crate::export::{export_launch, ExportOptions, ExportReport};
 use crate::layout::KtraceArg;
+use crate::output::launch_trace_path;
 use crate::regions::Regions;
 use crate::shape::{BlockSampling, LaunchShape, WarpSampling};
 

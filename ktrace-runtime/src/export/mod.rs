@@ -1,16 +1,19 @@
 //! Writing a launch's Chrome trace and summary files, streamed warp by warp
 //! and written atomically.
 
+pub mod chrome;
+pub mod summary;
+
 use std::borrow::Borrow;
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::capture::{DeviceInfo, LaunchCapture};
 use crate::chrome::{ChromeOptions, ChromeWriter};
 use crate::decode::{DecodeOptions, Decoder, WarpTrace};
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::output::{summary_path, write_atomic};
 use crate::regions::Regions;
 use crate::summary::{Summary, SummaryBuilder, SummaryOptions};
 
@@ -56,65 +59,6 @@ pub struct ExportReport {
     pub diagnostics: Diagnostics,
     /// The summary as written.
     pub summary: Summary,
-}
-
-/// The summary file beside a trace: `trace_summary.json` for `trace.json`,
-/// `NAME_summary.json` for a name not ending in `.json`.
-pub fn summary_path(trace: &Path) -> PathBuf {
-    let s = trace.as_os_str().to_string_lossy();
-    match s.strip_suffix(".json") {
-        Some(base) => PathBuf::from(format!("{base}_summary.json")),
-        None => PathBuf::from(format!("{s}_summary.json")),
-    }
-}
-
-/// The trace file of launch `launch`: `base` itself for launch 0,
-/// `trace_launch3.json` for launch 3 of `trace.json`.
-pub fn launch_trace_path(base: &Path, launch: u32) -> PathBuf {
-    if launch == 0 {
-        return base.to_path_buf();
-    }
-    let s = base.as_os_str().to_string_lossy();
-    match s.strip_suffix(".json") {
-        Some(stem) => PathBuf::from(format!("{stem}_launch{launch}.json")),
-        None => PathBuf::from(format!("{s}_launch{launch}")),
-    }
-}
-
-/// Writes `path` through a temporary file in the same directory, renamed
-/// over `path` once complete, so readers never see a partial file.
-/// Returns what `body` returned.
-pub fn write_atomic<T>(
-    path: &Path,
-    body: impl FnOnce(&mut BufWriter<File>) -> io::Result<T>,
-) -> Result<T> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let file_name = path
-        .file_name()
-        .ok_or_else(|| Error::Config(format!("{}: not a file name", path.display())))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.ktrace.tmp",
-        file_name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let f = File::create(&tmp)?;
-        let mut w = BufWriter::new(f);
-        let value = body(&mut w)?;
-        w.flush()?;
-        let f = w.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        Ok(value)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(path, e)
-    })
 }
 
 fn other_data(

@@ -1,0 +1,137 @@
+//! Walking one slot's ring of events: which events the ring kept, oldest
+//! first, and their 32-bit `%clock` values unwrapped to 64 bits against the
+//! slot's open or flush `%clock64`. What the cycles mean in time is
+//! `calibrate.rs`'s job.
+
+use super::calibrate::TimerPair;
+use crate::layout::{Event, SlotMeta, EVENT_BYTES, META_BYTES};
+use crate::shape::LaunchShape;
+
+/// Reads the slot metadata at byte `off` of `raw`.
+fn read_meta(raw: &[u8], off: usize) -> SlotMeta {
+    let mut b = [0u8; META_BYTES];
+    b.copy_from_slice(&raw[off..off + META_BYTES]);
+    SlotMeta::from_bytes(&b)
+}
+
+/// Which timer pair the unwrapped chain hangs from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Anchor {
+    /// The open pair: the ring kept every event, the oldest is the first.
+    Open,
+    /// The flush pair: older events were overwritten, so the chain is
+    /// walked back from the flush.
+    Flush,
+}
+
+/// One slot of the buffer: its metadata and its ring.
+pub(super) struct Slot<'a> {
+    /// The slot's bytes, metadata first.
+    bytes: &'a [u8],
+    cap: u32,
+    /// The slot's metadata.
+    pub meta: SlotMeta,
+}
+
+/// The events a ring kept: `len` of them from ring index `start` on
+/// (wrapping), oldest first.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Kept {
+    start: u32,
+    /// How many.
+    pub len: u32,
+    anchor: Anchor,
+}
+
+impl<'a> Slot<'a> {
+    /// Slot `slot` of `raw`, a buffer of `shape` (whose length the caller
+    /// has checked).
+    pub fn new(raw: &'a [u8], shape: &LaunchShape, slot: u64) -> Self {
+        let slot_bytes = shape.slot_bytes() as usize;
+        let bytes = &raw[slot as usize * slot_bytes..][..slot_bytes];
+        Slot {
+            bytes,
+            cap: shape.cap(),
+            meta: read_meta(bytes, 0),
+        }
+    }
+
+    fn event(&self, index: u32) -> Event {
+        let off = META_BYTES + index as usize * EVENT_BYTES;
+        let mut b = [0u8; EVENT_BYTES];
+        b.copy_from_slice(&self.bytes[off..off + EVENT_BYTES]);
+        Event::from_bytes(&b)
+    }
+
+    /// The events the ring kept. A flushed slot kept `min(count, cap)`; a
+    /// never-flushed one the leading run of written (non-zero) events, or
+    /// none when that run fills the ring (it may have wrapped, and its
+    /// order is unknown).
+    pub fn kept(&self) -> Kept {
+        let (cap, meta) = (self.cap, &self.meta);
+        let (start, len, anchor) = if meta.is_flushed() {
+            let n = meta.count.min(cap);
+            if meta.count > cap {
+                (meta.count & (cap - 1), n, Anchor::Flush)
+            } else {
+                (0, n, Anchor::Open)
+            }
+        } else {
+            let mut k = 0;
+            while k < cap && self.event(k) != Event::default() {
+                k += 1;
+            }
+            (0, if k < cap { k } else { 0 }, Anchor::Open)
+        };
+        Kept { start, len, anchor }
+    }
+
+    /// The timer pair that `kept`'s unwrapped clocks hang from.
+    pub fn anchor(&self, kept: &Kept) -> TimerPair {
+        match kept.anchor {
+            Anchor::Open => TimerPair::open(&self.meta),
+            Anchor::Flush => TimerPair::flush(&self.meta),
+        }
+    }
+
+    /// Calls `f(event, unwrapped %clock64)` for every kept event, oldest
+    /// first, until `f` returns false.
+    ///
+    /// Each event's clock is the previous one plus the wrapping 32-bit
+    /// difference, starting from the open `%clock64`; when older events were
+    /// dropped, the chain is first walked back from the flush `%clock64` to
+    /// find where the oldest kept event sits.
+    pub fn walk(&self, kept: &Kept, mut f: impl FnMut(Event, i128) -> bool) {
+        let n = kept.len;
+        if n == 0 {
+            return;
+        }
+        let at = |i: u32| self.event((kept.start + i) & (self.cap - 1));
+        let anchor = self.anchor(kept).clock64;
+        // The cycle offset of the walk from the anchor, and the clock value
+        // before the oldest kept event.
+        let (mut cyc, mut prev): (i128, u32) = match kept.anchor {
+            Anchor::Open => (0, anchor as u32),
+            Anchor::Flush => {
+                let last = at(n - 1);
+                let mut cyc: i128 = -i128::from((anchor as u32).wrapping_sub(last.clock));
+                let mut next = last.clock;
+                for i in (0..n - 1).rev() {
+                    let e = at(i);
+                    cyc -= i128::from(next.wrapping_sub(e.clock));
+                    next = e.clock;
+                }
+                (cyc, at(0).clock)
+            }
+        };
+        let anchor = i128::from(anchor);
+        for i in 0..n {
+            let e = at(i);
+            cyc += i128::from(e.clock.wrapping_sub(prev));
+            prev = e.clock;
+            if !f(e, anchor + cyc) {
+                return;
+            }
+        }
+    }
+}

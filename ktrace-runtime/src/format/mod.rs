@@ -1,0 +1,8 @@
+//! What the device writes and what a capture file holds: the buffer layout,
+//! the launch shape, the region table and the capture format. Everything
+//! downstream (decoding, export) reads these types.
+
+pub mod capture;
+pub mod layout;
+pub mod regions;
+pub mod shape;
