@@ -235,10 +235,12 @@ pub fn load_gemm(
     Ok(f)
 }
 
-/// Events per consumer warp: T * (KT * 4 + 2), T tiles per CTA.
+/// Ring entries per consumer warp: T * (KT * 4 + 2) events, T tiles per
+/// CTA, and as many time anchors at most.
 pub fn cap_for(p: &Problem) -> u32 {
     let tiles = (p.m / BM) * (p.n / BN);
     let per_cta = tiles.div_ceil(p.cfg.grid_dim.0 as usize);
     let events = per_cta * ((p.k / BK) * 4 + 2);
-    (events as u32).next_power_of_two().max(32)
+    // Room for a time anchor after every event, at most.
+    (2 * events as u32).next_power_of_two().max(32)
 }

@@ -121,6 +121,10 @@ impl fmt::Display for ErrorStats {
     }
 }
 
+/// Regions at least this long (ns) count for
+/// [`Comparison::long_duration_rel_p99`].
+pub const LONG_REGION_NS: u64 = 32_000;
+
 /// A decoded trace against the truth.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Comparison {
@@ -131,6 +135,10 @@ pub struct Comparison {
     /// The largest duration error relative to the truth duration, where the
     /// error exceeds 8 ns (0 when none does).
     pub duration_rel_max: f64,
+    /// The 99th percentile of the duration error relative to the truth, over
+    /// regions of at least [`LONG_REGION_NS`] (where the truth's own 32 ns
+    /// steps weigh 0.2% at most).
+    pub long_duration_rel_p99: f64,
     /// Timeline warps compared.
     pub warps: usize,
     /// Length of the longest timeline warp (first to last marker), in ns.
@@ -145,6 +153,7 @@ pub fn compare(decoded: &DecodedLaunch, truth: &Truth) -> Result<Comparison, Str
     let origin = decoded.origin_globaltimer as i128;
     let (mut ev, mut dur) = (Vec::new(), Vec::new());
     let mut rel_max = 0f64;
+    let mut rel_long = Vec::new();
     let (mut warps, mut longest) = (0usize, 0u64);
     for w in decoded.warps.iter().filter(|w| w.id.warp == 0) {
         let b = w.id.block as usize;
@@ -167,11 +176,14 @@ pub fn compare(decoded: &DecodedLaunch, truth: &Truth) -> Result<Comparison, Str
         }
         for i in (0..m.saturating_sub(1)).step_by(3) {
             let trace = (w.events[i + 1].t_ps - w.events[i].t_ps) as f64 / 1000.0;
-            let real = tr[i + 1] as f64 - tr[i] as f64;
+            let real = tr[i + 1].wrapping_sub(tr[i]) as i64 as f64;
             let err = trace - real;
             dur.push(err);
             if err.abs() > 8.0 && real > 0.0 {
                 rel_max = rel_max.max(err.abs() / real);
+            }
+            if real >= LONG_REGION_NS as f64 {
+                rel_long.push(err / real);
             }
         }
         warps += 1;
@@ -184,6 +196,7 @@ pub fn compare(decoded: &DecodedLaunch, truth: &Truth) -> Result<Comparison, Str
         event_time: ErrorStats::of(&ev),
         duration: ErrorStats::of(&dur),
         duration_rel_max: rel_max,
+        long_duration_rel_p99: ErrorStats::of(&rel_long).p99,
         warps,
         longest_warp_ns: longest,
     })

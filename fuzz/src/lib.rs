@@ -24,6 +24,7 @@ use std::sync::OnceLock;
 
 use ktrace_runtime::capture::{Capture, DeviceInfo, LaunchCapture};
 use ktrace_runtime::chrome::ChromeOptions;
+use ktrace_runtime::decode::TimeModel;
 use ktrace_runtime::decode::{DecodeOptions, DecodedLaunch, Decoder};
 use ktrace_runtime::export::{summarize_launch, write_trace, ExportOptions};
 use ktrace_runtime::layout::EventKind;
@@ -133,7 +134,12 @@ pub fn options(a: u8, b: u8) -> ExportOptions {
     ExportOptions {
         decode: DecodeOptions {
             short_span_ns,
-            nominal_clock_khz: 0,
+            time_model: if a & 0x40 != 0 {
+                TimeModel::TwoPoint
+            } else {
+                TimeModel::Anchors
+            },
+            ..DecodeOptions::default()
         },
         chrome: ChromeOptions {
             by_sm: a & 1 != 0,
@@ -354,6 +360,7 @@ pub fn decode(data: &[u8]) {
         name: "fuzz".into(),
         sm_count: 132,
         clock_khz: 1_980_000,
+        ..DeviceInfo::default()
     };
     decode_and_export(&LaunchCapture { shape, raw }, &device, &regions, &opts);
 }
@@ -465,6 +472,7 @@ pub fn export(data: &[u8]) {
         name: "Synthetic GPU".into(),
         sm_count: 132,
         clock_khz: 1_980_000,
+        ..DeviceInfo::default()
     };
     decode_and_export(&launch, &device, &export_regions(), &opts);
 }

@@ -121,8 +121,9 @@ __device__ __forceinline__ void store_event(uint64_t addr, uint32_t clk, uint32_
 
 #ifndef KTRACE_ANCHOR_CYCLES
 /// SM cycles between time anchors (see ktrace_layout.h). After an event,
-/// a warp whose last anchor (or open) is this many cycles old reads
-/// %globaltimer and records it as an anchor entry right after the event.
+/// a warp whose last anchor is this many cycles old (and after its first
+/// event) reads %globaltimer and records it as an anchor entry right after
+/// the event.
 /// 0 records no anchors: each event then costs two instructions less, and
 /// the decoder falls back to the open and flush timer pairs.
 #define KTRACE_ANCHOR_CYCLES KTRACE_ANCHOR_CYCLES_DEFAULT
@@ -232,7 +233,10 @@ class Context {
     // The clock first, then the globaltimer: the order of every anchor.
     const uint64_t clk = clock64();
     const uint64_t gt = globaltimer();
-    anchor_clk_ = static_cast<uint32_t>(clk);
+    // The first event always records an anchor: the clock moves fastest
+    // when a kernel's warps start, and a warp's first events then get a
+    // measured time rather than one interpolated from its open.
+    anchor_clk_ = static_cast<uint32_t>(clk) - KTRACE_ANCHOR_CYCLES;
     const uint32_t ids = warp | (smid() << layout::kSmidShift);
     store_v4_cs(slot + layout::kOpenTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
                 (uint32_t)(clk >> 32), leader_);

@@ -34,8 +34,8 @@
  * after the %clock read of the event just before it in the ring. Its
  * `clock` field holds bits 0..31 of %globaltimer and its `region` field
  * bits 32..47; the decoder takes bits 48..63 from the slot's open time.
- * A warp records one after an event whenever KTRACE_ANCHOR_CYCLES or more
- * cycles have passed since its previous anchor (or its open). */
+ * A warp records one after its first event and after every event that
+ * comes KTRACE_ANCHOR_CYCLES or more cycles after its previous anchor. */
 #define KTRACE_EVENT_ANCHOR 3u
 
 /* Default SM cycles between time anchors: about 2 us at 1.6-2 GHz, short

@@ -43,9 +43,11 @@ pub enum Diagnostic {
         /// The warp.
         warp: WarpId,
         /// Events recovered from the slot (a leading run of written events,
-        /// placed with the device-wide clock rate); 0 when none could be
-        /// placed safely.
+        /// placed through its time anchors or with the device-wide clock
+        /// rate); 0 when none could be placed safely.
         recovered: u32,
+        /// Entries after a clock that stepped backwards, left out.
+        discarded: u32,
     },
     /// Begins of a region without a matching end.
     UnmatchedBegin {
@@ -106,6 +108,43 @@ pub enum Diagnostic {
         /// The clock rate assumed, in kHz.
         assumed_khz: u64,
     },
+    /// Time anchors that disagree with their neighbours (out of order, or a
+    /// clock rate outside a quarter to four times the launch's) and were
+    /// not used.
+    AnchorsRejected {
+        /// The warp.
+        warp: WarpId,
+        /// How many.
+        count: u32,
+    },
+    /// Events 2^32 cycles or more apart, which the 32-bit event clock cannot
+    /// tell, placed by the time anchors.
+    ClockWrapPlaced {
+        /// The warp.
+        warp: WarpId,
+        /// Such gaps.
+        gaps: u32,
+        /// Whole turns of 2^32 cycles they added.
+        turns: u64,
+    },
+    /// The flush clock is whole turns of 2^32 cycles past the last event
+    /// and no anchor says where the gap was (two-point model): every time
+    /// after the gap is early by that much.
+    ClockWrapUnplaced {
+        /// The warp.
+        warp: WarpId,
+        /// Turns of 2^32 cycles.
+        turns: u64,
+    },
+    /// A long warp with events but no time anchor (built with
+    /// `KTRACE_ANCHOR_CYCLES=0`?): its times between open and flush follow
+    /// one mean clock rate and may be off by microseconds under load.
+    NoAnchors {
+        /// The warp.
+        warp: WarpId,
+        /// Open to flush, in nanoseconds.
+        span_ns: u64,
+    },
     /// A region id that the region table does not name.
     UnknownRegion {
         /// The region id.
@@ -126,6 +165,10 @@ impl Diagnostic {
             Diagnostic::ClockInconsistent { .. } => "clock_inconsistent",
             Diagnostic::SlotMismatch { .. } => "slot_mismatch",
             Diagnostic::NoClockCalibration { .. } => "no_clock_calibration",
+            Diagnostic::AnchorsRejected { .. } => "anchors_rejected",
+            Diagnostic::ClockWrapPlaced { .. } => "clock_wrap_placed",
+            Diagnostic::ClockWrapUnplaced { .. } => "clock_wrap_unplaced",
+            Diagnostic::NoAnchors { .. } => "no_anchors",
             Diagnostic::UnknownRegion { .. } => "unknown_region",
         }
     }
@@ -144,10 +187,23 @@ impl fmt::Display for Diagnostic {
                  raise the per-warp capacity",
                 u64::from(*recorded).saturating_sub(u64::from(*kept))
             ),
-            Diagnostic::NeverFlushed { warp, recovered } => write!(
-                f,
-                "{warp}: opened but never flushed (trap or early exit?); {recovered} events recovered"
-            ),
+            Diagnostic::NeverFlushed {
+                warp,
+                recovered,
+                discarded,
+            } => {
+                write!(
+                    f,
+                    "{warp}: opened but never flushed (trap or early exit?); {recovered} events recovered"
+                )?;
+                if *discarded > 0 {
+                    write!(
+                        f,
+                        ", {discarded} later entries left out after a clock that steps back"
+                    )?;
+                }
+                Ok(())
+            }
             Diagnostic::UnmatchedBegin {
                 warp,
                 region,
@@ -187,6 +243,27 @@ impl fmt::Display for Diagnostic {
             Diagnostic::NoClockCalibration { assumed_khz } => write!(
                 f,
                 "no warp flushed with a usable timer pair; times assume a clock of {assumed_khz} kHz"
+            ),
+            Diagnostic::AnchorsRejected { warp, count } => write!(
+                f,
+                "{warp}: {count} time anchor(s) out of order or implying an impossible clock rate; not used"
+            ),
+            Diagnostic::ClockWrapPlaced { warp, gaps, turns } => write!(
+                f,
+                "{warp}: {gaps} gap(s) of 2^32 cycles or more between events, placed by the time \
+                 anchors ({turns} x 2^32 cycles added)"
+            ),
+            Diagnostic::ClockWrapUnplaced { warp, turns } => write!(
+                f,
+                "{warp}: the flush is {turns} x 2^32 cycles past the last event; two events were \
+                 more than 2^32 cycles apart and, without time anchors, times after the gap are \
+                 early by that much"
+            ),
+            Diagnostic::NoAnchors { warp, span_ns } => write!(
+                f,
+                "{warp}: no time anchor in {:.3} ms of events (KTRACE_ANCHOR_CYCLES=0?); times \
+                 follow one mean clock rate and may be off by microseconds if the clock moved",
+                *span_ns as f64 / 1e6
             ),
             Diagnostic::UnknownRegion { region } => {
                 write!(f, "region id {region} is not in the region table")

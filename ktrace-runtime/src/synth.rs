@@ -38,6 +38,13 @@ pub struct SynthWarp {
     pub events: Vec<(u64, u16, EventKind)>,
     /// Flush time in cycles after open; `None` never flushes.
     pub flush_at: Option<u64>,
+    /// Time anchors as the device records them (layout version 2): after
+    /// the first event and after every event this many cycles or more past
+    /// the last anchor. `None`: no anchors (layout version 1).
+    pub anchor_cycles: Option<u64>,
+    /// From this many cycles after open, the clock runs at `ns`/`cycles` of
+    /// this instead: (cycle, ns, cycles).
+    pub rate_change: Option<(u64, u64, u64)>,
 }
 
 /// A globaltimer value of the size real GPUs report.
@@ -57,7 +64,22 @@ impl SynthWarp {
             cycles: 2,
             events: Vec::new(),
             flush_at: Some(0),
+            anchor_cycles: None,
+            rate_change: None,
         }
+    }
+
+    /// Records time anchors every `cycles` cycles, as the device does.
+    pub fn anchors(mut self, cycles: u64) -> Self {
+        self.anchor_cycles = Some(cycles);
+        self
+    }
+
+    /// From `at` cycles after open, the clock runs at `cycles` cycles per
+    /// `ns` nanoseconds.
+    pub fn rate_from(mut self, at: u64, ns: u64, cycles: u64) -> Self {
+        self.rate_change = Some((at, ns, cycles));
+        self
     }
 
     /// Sets the SM.
@@ -121,9 +143,46 @@ impl SynthWarp {
         self
     }
 
-    /// Nanoseconds in `cycles` cycles at this warp's rate, rounded down.
+    /// Nanoseconds from open to `cycles` cycles after it at this warp's
+    /// rate (and its rate change), rounded down.
     pub fn ns_at(&self, cycles: u64) -> u64 {
-        (u128::from(cycles) * u128::from(self.ns) / u128::from(self.cycles.max(1))) as u64
+        let at = |c: u64, ns: u64, cy: u64| {
+            (u128::from(c) * u128::from(ns) / u128::from(cy.max(1))) as u64
+        };
+        match self.rate_change {
+            Some((from, ns, cy)) if cycles > from => {
+                at(from, self.ns, self.cycles) + at(cycles - from, ns, cy)
+            }
+            _ => at(cycles, self.ns, self.cycles),
+        }
+    }
+
+    /// The ring entries the device writes: events, and time anchors after
+    /// the events that take one.
+    fn entries(&self) -> Vec<Event> {
+        let mut events = self.events.clone();
+        events.sort_by_key(|e| e.0);
+        let mut out = Vec::with_capacity(2 * events.len());
+        let mut last_anchor: Option<u64> = None;
+        for &(at, region, kind) in &events {
+            out.push(Event {
+                clock: (self.init_clk + at) as u32,
+                region,
+                kind: kind.raw(),
+            });
+            if let Some(p) = self.anchor_cycles {
+                if last_anchor.map_or(true, |a| at - a >= p) {
+                    let gt = self.init_gt + self.ns_at(at);
+                    out.push(Event {
+                        clock: gt as u32,
+                        region: (gt >> 32) as u16,
+                        kind: crate::layout::EVENT_ANCHOR,
+                    });
+                    last_anchor = Some(at);
+                }
+            }
+        }
+        out
     }
 }
 
@@ -173,21 +232,15 @@ impl SynthLaunch {
             ..SlotMeta::default()
         };
         // The device records in time order; keep the given order at ties.
-        let mut events = w.events.clone();
-        events.sort_by_key(|e| e.0);
-        for (i, &(at, region, kind)) in events.iter().enumerate() {
-            let e = Event {
-                clock: (w.init_clk + at) as u32,
-                region,
-                kind: kind.raw(),
-            };
+        let entries = w.entries();
+        for (i, e) in entries.iter().enumerate() {
             let off = base + META_BYTES + (i & (cap - 1)) * 8;
             self.raw[off..off + 8].copy_from_slice(&e.to_bytes());
         }
         if let Some(f) = w.flush_at {
             meta.final_globaltimer = w.init_gt + w.ns_at(f);
             meta.final_clock64 = w.init_clk + f;
-            meta.count = w.events.len() as u32;
+            meta.count = entries.len() as u32;
             meta.flush_magic = FLUSH_MAGIC;
         }
         self.raw[base..base + META_BYTES].copy_from_slice(&meta.to_bytes());
@@ -269,6 +322,8 @@ pub fn sample_capture() -> crate::capture::Capture {
             name: "Synthetic GPU".into(),
             sm_count: 132,
             clock_khz: 1_980_000,
+            // Synthetic buffers have no time anchors: layout version 1.
+            layout_version: 1,
         },
         regions: crate::regions::Regions::from_table(SAMPLE_REGIONS),
         launches: vec![sample_launch(0, 0), sample_launch(1, 200)],

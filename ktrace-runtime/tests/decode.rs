@@ -17,8 +17,16 @@ fn shape(grid: u32, threads: u32, cap: u32) -> LaunchShape {
     .unwrap()
 }
 
+/// Synthetic buffers without anchors are layout version 1.
+fn v1() -> DecodeOptions {
+    DecodeOptions {
+        layout_version: 1,
+        ..DecodeOptions::default()
+    }
+}
+
 fn run(l: &SynthLaunch) -> DecodedLaunch {
-    decode(&l.raw, &l.shape, &DecodeOptions::default()).unwrap()
+    decode(&l.raw, &l.shape, &v1()).unwrap()
 }
 
 fn kinds(d: &DecodedLaunch) -> Vec<&'static str> {
@@ -367,7 +375,7 @@ fn no_calibration_falls_back_to_the_nominal_clock() {
         .with(SynthWarp::new(0, 0).span(10, 50, 0).never_flushed());
     let opts = DecodeOptions {
         nominal_clock_khz: 2_000_000,
-        ..DecodeOptions::default()
+        ..v1()
     };
     let d = decode(&l.raw, &l.shape, &opts).unwrap();
     assert_eq!(d.device_ratio_source, RatioSource::Nominal);
@@ -379,7 +387,7 @@ fn no_calibration_falls_back_to_the_nominal_clock() {
 fn wrong_buffer_size_is_an_error() {
     let s = shape(1, 32, 32);
     let raw = vec![0u8; 100];
-    let e = decode(&raw, &s, &DecodeOptions::default()).unwrap_err();
+    let e = decode(&raw, &s, &v1()).unwrap_err();
     assert!(e.to_string().contains("does not match"), "{e}");
 }
 
@@ -402,7 +410,7 @@ fn garbage_never_panics() {
                 m[52..56].copy_from_slice(&0x4652_544bu32.to_le_bytes());
             }
         }
-        let d = decode(&raw, &s, &DecodeOptions::default()).unwrap();
+        let d = decode(&raw, &s, &v1()).unwrap();
         let _ = d.diagnostics.to_json(10);
     }
 }

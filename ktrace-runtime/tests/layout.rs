@@ -41,6 +41,7 @@ int main(void) {
   DEF(KTRACE_LAYOUT_VERSION); DEF(KTRACE_EVENT_BEGIN); DEF(KTRACE_EVENT_END);
   DEF(KTRACE_EVENT_MARK); DEF(KTRACE_OPEN_MAGIC); DEF(KTRACE_FLUSH_MAGIC);
   DEF(KTRACE_REGION_UNKNOWN); DEF(KTRACE_MIN_CAP); DEF(KTRACE_MAX_CAP);
+  DEF(KTRACE_EVENT_ANCHOR); DEF(KTRACE_ANCHOR_CYCLES_DEFAULT);
   return 0;
 }
 "#;
@@ -127,6 +128,11 @@ fn rust_view() -> BTreeMap<String, u64> {
     );
     put("define KTRACE_MIN_CAP", u64::from(layout::MIN_CAP));
     put("define KTRACE_MAX_CAP", u64::from(layout::MAX_CAP));
+    put("define KTRACE_EVENT_ANCHOR", u64::from(layout::EVENT_ANCHOR));
+    put(
+        "define KTRACE_ANCHOR_CYCLES_DEFAULT",
+        u64::from(layout::ANCHOR_CYCLES_DEFAULT),
+    );
     field!(
         m,
         "ktrace_slot_meta.init_globaltimer",

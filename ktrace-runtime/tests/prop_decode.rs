@@ -214,7 +214,11 @@ proptest! {
             expected.insert(slot as u64, kept);
         }
 
-        let d = decode(&launch.raw, &launch.shape, &DecodeOptions::default()).unwrap();
+        let opts = DecodeOptions {
+            layout_version: 1,
+            ..DecodeOptions::default()
+        };
+        let d = decode(&launch.raw, &launch.shape, &opts).unwrap();
 
         // Every opened slot, and only those, decoded at its (block, warp).
         let decoded_slots: Vec<u64> = d.warps.iter().map(|w| w.slot).collect();

@@ -170,6 +170,7 @@ pub fn capture(events: u64) -> Capture {
             name: "Synthetic H200".into(),
             sm_count: SMS,
             clock_khz: CLOCK_KHZ,
+            ..DeviceInfo::default()
         },
         regions: Regions::from_table(REGIONS),
         launches: vec![launch(&Plan::for_events(events))],

@@ -109,6 +109,125 @@ impl ClockRatio {
     }
 }
 
+/// How cycles become time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TimeModel {
+    /// Piecewise-linear through every time anchor a warp recorded (layout
+    /// version 2), its open and its flush: right while the SM clock moves.
+    /// Buffers of layout version 1 have no anchors and decode as
+    /// [`TimeModel::TwoPoint`].
+    #[default]
+    Anchors,
+    /// One rate per warp from its open and flush timer pairs (the device-wide
+    /// median for short warps): layout version 1's model, kept to compare.
+    TwoPoint,
+}
+
+impl TimeModel {
+    /// A short name for output files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeModel::Anchors => "anchors",
+            TimeModel::TwoPoint => "two_point",
+        }
+    }
+}
+
+/// The SM clock over one warp, as its time anchors measured it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClockStats {
+    /// Time anchors used (in-stream anchors, open and flush).
+    pub anchors: u64,
+    /// Slowest and fastest rate over windows of at least
+    /// [`CLOCK_WINDOW_NS`] between anchors; `None` without such a window.
+    pub range: Option<(ClockRatio, ClockRatio)>,
+    /// Cycles and nanoseconds over all those windows.
+    pub total: (u64, u64),
+}
+
+/// The shortest span over which [`ClockStats`] measures a rate: long
+/// enough that the globaltimer's 32 ns steps move it by 0.3% at most.
+pub const CLOCK_WINDOW_NS: u64 = 10_000;
+
+impl ClockStats {
+    /// Adds another warp's (or launch's) statistics.
+    pub fn merge(&mut self, o: &ClockStats) {
+        self.anchors += o.anchors;
+        self.total = (self.total.0 + o.total.0, self.total.1 + o.total.1);
+        self.range = match (self.range, o.range) {
+            (None, r) | (r, None) => r,
+            (Some((a, b)), Some((c, d))) => Some((
+                if c.cmp_period(&a) == Ordering::Greater {
+                    c
+                } else {
+                    a
+                },
+                if d.cmp_period(&b) == Ordering::Less {
+                    d
+                } else {
+                    b
+                },
+            )),
+        };
+    }
+
+    /// The mean rate over the measured windows.
+    pub fn mean(&self) -> Option<ClockRatio> {
+        (self.total.0 > 0 && self.total.1 > 0).then_some(ClockRatio {
+            ns: self.total.1,
+            cycles: self.total.0,
+        })
+    }
+
+    pub(crate) fn of_points(points: &[TimerPoint]) -> Self {
+        let mut st = ClockStats {
+            anchors: points.len() as u64,
+            ..ClockStats::default()
+        };
+        let mut start = match points.first() {
+            Some(p) => *p,
+            None => return st,
+        };
+        for p in &points[1..] {
+            let ns = p.globaltimer - start.globaltimer;
+            if ns < CLOCK_WINDOW_NS {
+                continue;
+            }
+            let r = ClockRatio {
+                ns,
+                cycles: (p.clock - start.clock) as u64,
+            };
+            st.merge(&ClockStats {
+                anchors: 0,
+                range: Some((r, r)),
+                total: (r.cycles, r.ns),
+            });
+            start = *p;
+        }
+        st
+    }
+}
+
+/// One line on the SM clock of a launch, e.g. "SM clock 1.615-1.846 GHz
+/// (mean 1.784) over windows of 10 us between 38115 time anchors".
+pub fn describe_clock(c: &ClockStats) -> String {
+    match (c.range, c.mean()) {
+        (Some((slow, fast)), Some(mean)) => format!(
+            "SM clock {:.3}-{:.3} GHz (mean {:.3}) over windows of {} us between {} time anchors",
+            slow.ghz(),
+            fast.ghz(),
+            mean.ghz(),
+            CLOCK_WINDOW_NS / 1000,
+            c.anchors
+        ),
+        _ => format!(
+            "{} time anchors; no window of {} us between them to measure the SM clock",
+            c.anchors,
+            CLOCK_WINDOW_NS / 1000
+        ),
+    }
+}
+
 /// Where a warp's clock rate came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RatioSource {
@@ -118,6 +237,9 @@ pub enum RatioSource {
     DeviceWide,
     /// The device's nominal clock rate (no slot had a usable timer pair).
     Nominal,
+    /// Piecewise through the warp's time anchors (the rate shown is its
+    /// open-to-flush mean).
+    Anchors,
 }
 
 impl RatioSource {
@@ -127,6 +249,7 @@ impl RatioSource {
             RatioSource::Slot => "slot",
             RatioSource::DeviceWide => "device_median",
             RatioSource::Nominal => "nominal",
+            RatioSource::Anchors => "anchors",
         }
     }
 }
@@ -158,6 +281,15 @@ impl TimerPair {
     }
 }
 
+impl From<TimerPair> for TimerPoint {
+    fn from(p: TimerPair) -> Self {
+        TimerPoint {
+            clock: i128::from(p.clock64),
+            globaltimer: p.globaltimer,
+        }
+    }
+}
+
 /// Picoseconds from the launch origin (`origin_ns` of globaltimer) to
 /// `globaltimer_ns`, saturated to `i64`.
 pub(crate) fn ps_since(origin_ns: u64, globaltimer_ns: u64) -> i64 {
@@ -173,13 +305,21 @@ fn clamp(v: i128) -> i64 {
 }
 
 /// Cycles to picoseconds for one warp: its unwrapped `%clock64` values
-/// mapped to time from the launch origin through one anchor pair and the
-/// warp's rate.
-#[derive(Clone, Copy, Debug)]
+/// mapped to time from the launch origin.
+///
+/// The map goes through one or more points `(clock64, %globaltimer)`:
+/// linearly between neighbouring points, and at `before` / `after` outside
+/// them. With one point and one rate it is the two-point model of layout
+/// version 1: the point is the open (or flush) pair and the rate the slot's.
+#[derive(Clone, Debug)]
 pub(crate) struct WarpClock {
-    anchor_clock: i128,
-    anchor_ps: i128,
-    ratio: ClockRatio,
+    /// Points: clock, picoseconds from the origin, sorted by clock with
+    /// non-decreasing times; never empty.
+    points: Vec<(i128, i128)>,
+    /// The rate of each segment between neighbouring points.
+    segments: Vec<ClockRatio>,
+    before: ClockRatio,
+    after: ClockRatio,
 }
 
 impl WarpClock {
@@ -187,18 +327,184 @@ impl WarpClock {
     /// `origin_ns` of globaltimer.
     pub fn new(origin_ns: u64, anchor: TimerPair, ratio: ClockRatio) -> Self {
         WarpClock {
-            anchor_clock: i128::from(anchor.clock64),
-            anchor_ps: ps_since_wide(origin_ns, anchor.globaltimer),
-            ratio,
+            points: vec![(
+                i128::from(anchor.clock64),
+                ps_since_wide(origin_ns, anchor.globaltimer),
+            )],
+            segments: Vec::new(),
+            before: ratio,
+            after: ratio,
         }
+    }
+
+    /// The piecewise-linear map through `points` (at least one, sorted by
+    /// clock, strictly increasing clocks and non-decreasing globaltimer),
+    /// continued at `before` and `after` outside them.
+    pub fn piecewise(
+        origin_ns: u64,
+        points: &[TimerPoint],
+        before: ClockRatio,
+        after: ClockRatio,
+    ) -> Self {
+        debug_assert!(!points.is_empty());
+        let segments = points
+            .windows(2)
+            .map(|w| ClockRatio {
+                ns: w[1].globaltimer - w[0].globaltimer,
+                cycles: (w[1].clock - w[0].clock) as u64,
+            })
+            .collect();
+        WarpClock {
+            points: points
+                .iter()
+                .map(|p| (p.clock, ps_since_wide(origin_ns, p.globaltimer)))
+                .collect(),
+            segments,
+            before,
+            after,
+        }
+    }
+
+    /// A reader of times for clocks that mostly come in increasing order.
+    pub fn cursor(&self) -> ClockCursor<'_> {
+        ClockCursor { map: self, seg: 0 }
     }
 
     /// The time of unwrapped clock value `clock`, in picoseconds from the
     /// launch origin (saturated to `i64`).
-    #[inline]
+    #[cfg(test)]
     pub fn ps(&self, clock: i128) -> i64 {
-        clamp(self.anchor_ps + self.ratio.cycles_to_ps(clock - self.anchor_clock))
+        self.cursor().ps(clock)
     }
+}
+
+/// [`WarpClock::ps`] with the segment of the last call remembered.
+pub(crate) struct ClockCursor<'a> {
+    map: &'a WarpClock,
+    seg: usize,
+}
+
+impl ClockCursor<'_> {
+    /// The time of unwrapped clock value `clock`, in picoseconds from the
+    /// launch origin (saturated to `i64`).
+    #[inline]
+    pub fn ps(&mut self, clock: i128) -> i64 {
+        let m = self.map;
+        let (first, last) = (m.points[0], m.points[m.points.len() - 1]);
+        if clock <= first.0 {
+            return clamp(first.1 + m.before.cycles_to_ps(clock - first.0));
+        }
+        if clock >= last.0 {
+            return clamp(last.1 + m.after.cycles_to_ps(clock - last.0));
+        }
+        // first.0 < clock < last.0: some segment holds it.
+        if clock < m.points[self.seg].0 {
+            self.seg = m.points.partition_point(|p| p.0 <= clock) - 1;
+        }
+        while m.points[self.seg + 1].0 <= clock {
+            self.seg += 1;
+        }
+        let a = m.points[self.seg];
+        clamp(a.1 + m.segments[self.seg].cycles_to_ps(clock - a.0))
+    }
+}
+
+/// A time anchor: an unwrapped clock and the `%globaltimer` read with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TimerPoint {
+    /// Unwrapped `%clock64`.
+    pub clock: i128,
+    /// `%globaltimer`, in nanoseconds.
+    pub globaltimer: u64,
+}
+
+/// Below this globaltimer span a segment's rate is not checked against the
+/// launch's: the globaltimer's 32 ns steps make it too coarse.
+const CHECKED_SPAN_NS: u64 = 1_000;
+
+/// What [`check_points`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PointCheck {
+    /// Points dropped: out of order, or implying a clock rate outside a
+    /// quarter to four times the launch's.
+    pub rejected: u32,
+    /// Gaps of 2^32 cycles or more found between neighbouring points, and
+    /// how many whole 2^32 cycles they added.
+    pub wraps: u32,
+    /// Whole 2^32-cycle turns added.
+    pub turns: u64,
+}
+
+/// Checks the points of one warp in clock order against each other and
+/// against the launch's rate `reference`, in place:
+///
+/// - a point whose globaltimer is earlier than its predecessor's, or whose
+///   clock is not later, is dropped;
+/// - the point at index `u32::MAX` is the flush pair, whose clock is the
+///   full `%clock64` and is never moved;
+/// - where the globaltimer says far more time passed between neighbours
+///   than their clocks do, the 32-bit event clock wrapped unseen: the later
+///   point and everything after it move by whole turns of 2^32 cycles (the
+///   turn count closest to the reference rate), and `shift(index, cycles)`
+///   is called with the later point's index in the input order so that the
+///   caller moves its events too;
+/// - a point that implies a rate outside a quarter to four times the
+///   reference is dropped.
+pub(crate) fn check_points(
+    points: &mut Vec<(u32, TimerPoint)>,
+    reference: &ClockRatio,
+    mut shift: impl FnMut(u32, i128),
+) -> PointCheck {
+    let mut check = PointCheck::default();
+    let mut kept: Vec<(u32, TimerPoint)> = Vec::with_capacity(points.len());
+    let mut extra: i128 = 0;
+    let turn: i128 = 1 << 32;
+    for &(idx, p) in points.iter() {
+        // The flush pair's clock is the full `%clock64`: it needs no turns.
+        let absolute = idx == u32::MAX;
+        let mut p = TimerPoint {
+            clock: if absolute { p.clock } else { p.clock + extra },
+            ..p
+        };
+        let Some(&(_, a)) = kept.last() else {
+            kept.push((idx, p));
+            continue;
+        };
+        if p.globaltimer < a.globaltimer || p.clock <= a.clock {
+            check.rejected += 1;
+            continue;
+        }
+        let ns = p.globaltimer - a.globaltimer;
+        let cycles = p.clock - a.clock;
+        // Cycles the reference rate expects over `ns`.
+        let expected =
+            i128::from(ns) * i128::from(reference.cycles) / i128::from(reference.ns.max(1));
+        let k = (expected - cycles + turn / 2).div_euclid(turn);
+        if k < 0 {
+            check.rejected += 1;
+            continue;
+        }
+        if k > 0 && !absolute {
+            p.clock += k * turn;
+            extra += k * turn;
+            check.wraps += 1;
+            check.turns += k as u64;
+            shift(idx, k * turn);
+        }
+        let cycles = p.clock - a.clock;
+        if ns >= CHECKED_SPAN_NS {
+            // ratio = cycles / ns against reference.cycles / reference.ns
+            let lhs = cycles * i128::from(reference.ns);
+            let rhs = i128::from(ns) * i128::from(reference.cycles);
+            if lhs * 4 < rhs || lhs > rhs * 4 {
+                check.rejected += 1;
+                continue;
+            }
+        }
+        kept.push((idx, p));
+    }
+    *points = kept;
+    check
 }
 
 /// Whether a flushed warp's events, from `first_ps` to `last_ps`, stay
@@ -240,10 +546,13 @@ pub(crate) struct Calibration {
 /// the long slots' rates, or of every usable rate when no slot is long
 /// enough, or the nominal clock when no slot has a usable timer pair.
 /// Pushes [`Diagnostic::NoClockCalibration`] and
-/// [`Diagnostic::ClockRateOutlier`] as it finds them.
+/// [`Diagnostic::ClockRateOutlier`] as it finds them (the latter only when
+/// the warps are not `anchored`: anchors follow a moving clock, and a slot's
+/// mean rate off the median is then no fault).
 pub(crate) fn calibrate(
     opened: &[(u64, SlotMeta)],
     opts: &DecodeOptions,
+    anchored: bool,
     diagnostics: &mut Diagnostics,
 ) -> Calibration {
     let own: Vec<Option<ClockRatio>> = opened.iter().map(|(_, m)| slot_ratio(m)).collect();
@@ -281,7 +590,9 @@ pub(crate) fn calibrate(
         .zip(&own)
         .map(|((_, meta), r)| match r {
             Some(r) if long(meta) => {
-                if r.off_by_more_than_1pc(&device_ratio) {
+                // With time anchors a warp's mean rate is information, not
+                // a fault: the clock moves under load.
+                if !anchored && r.off_by_more_than_1pc(&device_ratio) {
                     diagnostics.push(Diagnostic::ClockRateOutlier {
                         warp: super::warp_id(meta),
                         slot_mhz: r.mhz(),

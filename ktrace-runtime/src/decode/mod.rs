@@ -48,14 +48,18 @@ mod calibrate;
 mod ring;
 mod spans;
 
-pub use calibrate::{ClockRatio, RatioSource};
+pub use calibrate::{
+    describe_clock, ClockRatio, ClockStats, RatioSource, TimeModel, CLOCK_WINDOW_NS,
+};
 
 use crate::diagnostics::{Diagnostic, Diagnostics, WarpId};
 use crate::error::{Error, Result};
-use crate::layout::{Event, EventKind, SlotMeta};
+use crate::layout::{Event, EventKind, SlotMeta, LAYOUT_VERSION};
 use crate::shape::LaunchShape;
-use calibrate::{calibrate, events_fit_open_to_flush, ps_since, WarpClock};
-use ring::Slot;
+use calibrate::{
+    calibrate, check_points, events_fit_open_to_flush, ps_since, TimerPair, TimerPoint, WarpClock,
+};
+use ring::{Kept, Slot};
 use spans::match_spans;
 
 /// Decoding choices.
@@ -71,6 +75,12 @@ pub struct DecodeOptions {
     /// The device's nominal clock rate in kHz, used only when no slot has a
     /// usable timer pair (0: assume 1 GHz).
     pub nominal_clock_khz: u64,
+    /// How cycles become time. Default [`TimeModel::Anchors`].
+    pub time_model: TimeModel,
+    /// The layout version of the buffer (`KTRACE_LAYOUT_VERSION` of the
+    /// device code that wrote it; a capture records it). Version 1 buffers
+    /// have no time anchors. Default: this build's [`LAYOUT_VERSION`].
+    pub layout_version: u32,
 }
 
 impl Default for DecodeOptions {
@@ -78,7 +88,22 @@ impl Default for DecodeOptions {
         DecodeOptions {
             short_span_ns: 10_000,
             nominal_clock_khz: 0,
+            time_model: TimeModel::default(),
+            layout_version: LAYOUT_VERSION,
         }
+    }
+}
+
+impl DecodeOptions {
+    /// Whether the buffer's entries of type `KTRACE_EVENT_ANCHOR` are time
+    /// anchors.
+    fn has_anchors(&self) -> bool {
+        self.layout_version >= 2
+    }
+
+    /// Whether times go through the anchors.
+    fn anchored(&self) -> bool {
+        self.has_anchors() && self.time_model == TimeModel::Anchors
     }
 }
 
@@ -124,7 +149,8 @@ pub struct WarpTrace {
     pub recorded: u32,
     /// Events lost to ring overflow.
     pub dropped: u64,
-    /// The clock rate used for this warp.
+    /// The clock rate used for this warp (with time anchors, its mean from
+    /// open to flush).
     pub ratio: ClockRatio,
     /// Where that rate came from.
     pub ratio_source: RatioSource,
@@ -138,6 +164,8 @@ pub struct WarpTrace {
     pub spans: Vec<Span>,
     /// What went wrong in this warp.
     pub diagnostics: Vec<Diagnostic>,
+    /// The SM clock over the warp, as its time anchors measured it.
+    pub clock: ClockStats,
 }
 
 impl WarpTrace {
@@ -162,6 +190,10 @@ pub struct DecodedLaunch {
     pub warps: Vec<WarpTrace>,
     /// Launch-wide diagnostics followed by every warp's.
     pub diagnostics: Diagnostics,
+    /// How cycles became time.
+    pub time_model: TimeModel,
+    /// The SM clock over the launch, as the warps' time anchors measured it.
+    pub clock: ClockStats,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -181,6 +213,17 @@ pub struct Decoder<'a> {
     device_source: RatioSource,
     plans: Vec<SlotPlan>,
     diagnostics: Diagnostics,
+    opts: DecodeOptions,
+}
+
+/// One warp's map from cycles to time and what building it found.
+struct TimeBase {
+    clock: WarpClock,
+    /// (first ring position, cycles) to add from there on: gaps of 2^32
+    /// cycles or more that the anchors placed.
+    shifts: Vec<(u32, i128)>,
+    stats: ClockStats,
+    diagnostics: Vec<Diagnostic>,
 }
 
 impl<'a> Decoder<'a> {
@@ -198,7 +241,7 @@ impl<'a> Decoder<'a> {
         let mut diagnostics = Diagnostics::new();
         let mut opened: Vec<(u64, SlotMeta)> = Vec::new();
         for slot in 0..shape.slot_count() {
-            let meta = Slot::new(raw, shape, slot).meta;
+            let meta = Slot::new(raw, shape, slot, false).meta;
             if !meta.is_opened() {
                 continue;
             }
@@ -217,7 +260,7 @@ impl<'a> Decoder<'a> {
             .map(|(_, m)| m.init_globaltimer)
             .min()
             .unwrap_or(0);
-        let rates = calibrate(&opened, opts, &mut diagnostics);
+        let rates = calibrate(&opened, opts, opts.anchored(), &mut diagnostics);
         let plans = opened
             .iter()
             .zip(rates.slots)
@@ -235,7 +278,22 @@ impl<'a> Decoder<'a> {
             device_source: rates.device_source,
             plans,
             diagnostics,
+            opts: *opts,
         })
+    }
+
+    /// How cycles become time in this decode: the model asked for, or
+    /// [`TimeModel::TwoPoint`] for a buffer without anchors.
+    pub fn time_model(&self) -> TimeModel {
+        if self.opts.anchored() {
+            TimeModel::Anchors
+        } else {
+            TimeModel::TwoPoint
+        }
+    }
+
+    fn slot(&self, slot: u64) -> Slot<'a> {
+        Slot::new(self.raw, &self.shape, slot, self.opts.has_anchors())
     }
 
     /// The launch shape.
@@ -278,7 +336,7 @@ impl<'a> Decoder<'a> {
     /// The time of the `i`-th warp's earliest event, without keeping events.
     pub fn first_event_ps(&self, i: usize) -> Option<i64> {
         let plan = self.plans.get(i)?;
-        let slot = Slot::new(self.raw, &self.shape, plan.slot);
+        let slot = self.slot(plan.slot);
         let mut first = None;
         // Times never decrease in ring order: the first valid event is the
         // earliest, and the walk stops there.
@@ -304,8 +362,10 @@ impl<'a> Decoder<'a> {
     pub fn decode_all(&self) -> DecodedLaunch {
         let mut diagnostics = self.diagnostics.clone();
         let warps: Vec<WarpTrace> = self.warps().collect();
+        let mut clock = ClockStats::default();
         for w in &warps {
             diagnostics.extend(w.diagnostics.iter().cloned());
+            clock.merge(&w.clock);
         }
         DecodedLaunch {
             shape: self.shape,
@@ -314,6 +374,8 @@ impl<'a> Decoder<'a> {
             device_ratio_source: self.device_source,
             warps,
             diagnostics,
+            time_model: self.time_model(),
+            clock,
         }
     }
 
@@ -324,10 +386,128 @@ impl<'a> Decoder<'a> {
         slot: &Slot<'_>,
         plan: &SlotPlan,
         mut f: impl FnMut(Event, i64) -> bool,
-    ) {
+    ) -> TimeBase {
         let kept = slot.kept();
-        let clock = WarpClock::new(self.origin, slot.anchor(&kept), plan.ratio);
-        slot.walk(&kept, |e, cycles| f(e, clock.ps(cycles)));
+        let base = self.time_base(slot, &kept, plan);
+        let mut clock = base.clock.cursor();
+        let mut shifts = base.shifts.iter().peekable();
+        let mut extra = 0i128;
+        slot.walk(&kept, |i, e, cycles| {
+            if slot.is_anchor(&e) {
+                return true;
+            }
+            while let Some(&&(from, add)) = shifts.peek() {
+                if from > i {
+                    break;
+                }
+                extra += add;
+                shifts.next();
+            }
+            f(e, clock.ps(cycles + extra))
+        });
+        base
+    }
+
+    /// The map from `slot`'s cycles to time.
+    fn time_base(&self, slot: &Slot<'_>, kept: &Kept, plan: &SlotPlan) -> TimeBase {
+        let meta = &slot.meta;
+        let two_point = |diagnostics| TimeBase {
+            clock: WarpClock::new(self.origin, slot.anchor(kept), plan.ratio),
+            shifts: Vec::new(),
+            stats: ClockStats::default(),
+            diagnostics,
+        };
+        if !self.opts.anchored() {
+            return two_point(Vec::new());
+        }
+        // (ring position from which a shift applies, point)
+        let mut points: Vec<(u32, TimerPoint)> = Vec::new();
+        if kept.starts_at_open() {
+            let open = TimerPair::open(meta);
+            points.push((0, TimerPoint::from(open)));
+        }
+        let mut prev: Option<(u32, i128)> = None;
+        let mut in_stream = 0u64;
+        slot.walk(kept, |i, e, cycles| {
+            if slot.is_anchor(&e) {
+                // An anchor pairs with the event right before it; one whose
+                // event was overwritten (the oldest kept entry) is unusable.
+                if let Some((j, c)) = prev.filter(|(j, _)| j + 1 == i) {
+                    points.push((
+                        j,
+                        TimerPoint {
+                            clock: c,
+                            globaltimer: anchor_globaltimer(meta.init_globaltimer, &e),
+                        },
+                    ));
+                    in_stream += 1;
+                }
+            } else {
+                prev = Some((i, cycles));
+            }
+            true
+        });
+        if meta.is_flushed() {
+            points.push((u32::MAX, TimerPoint::from(TimerPair::flush(meta))));
+        }
+        let mut shifts = Vec::new();
+        let check = check_points(&mut points, &self.device_ratio, |from, add| {
+            shifts.push((from, add))
+        });
+        let id = warp_id(meta);
+        let mut diagnostics = Vec::new();
+        if check.rejected > 0 {
+            diagnostics.push(Diagnostic::AnchorsRejected {
+                warp: id,
+                count: check.rejected,
+            });
+        }
+        if check.wraps > 0 {
+            diagnostics.push(Diagnostic::ClockWrapPlaced {
+                warp: id,
+                gaps: check.wraps,
+                turns: check.turns,
+            });
+        }
+        let span = meta.final_globaltimer.saturating_sub(meta.init_globaltimer);
+        if meta.is_flushed() && in_stream == 0 && kept.len > 0 && span >= LONG_WARP_NS {
+            diagnostics.push(Diagnostic::NoAnchors {
+                warp: id,
+                span_ns: span,
+            });
+        }
+        let points: Vec<TimerPoint> = points.into_iter().map(|(_, p)| p).collect();
+        if points.len() < 2 {
+            // One point: the open of a warp that never flushed nor
+            // anchored, placed with the device-wide rate (as in version 1).
+            let mut base = two_point(diagnostics);
+            base.stats.anchors = points.len() as u64;
+            return base;
+        }
+        // Outside the points (the oldest kept events of an overflowed ring,
+        // the last events of a warp that never flushed) the map goes on at
+        // the nearest segment's rate, or the launch's when that segment is
+        // too short for the globaltimer's 32 ns steps.
+        let rate = |a: &TimerPoint, b: &TimerPoint| {
+            let ns = b.globaltimer - a.globaltimer;
+            if ns >= EXTRAPOLATION_SPAN_NS {
+                ClockRatio {
+                    ns,
+                    cycles: (b.clock - a.clock) as u64,
+                }
+            } else {
+                self.device_ratio
+            }
+        };
+        let n = points.len();
+        let before = rate(&points[0], &points[1]);
+        let after = rate(&points[n - 2], &points[n - 1]);
+        TimeBase {
+            clock: WarpClock::piecewise(self.origin, &points, before, after),
+            shifts,
+            stats: ClockStats::of_points(&points),
+            diagnostics,
+        }
     }
 
     /// The events `slot`'s ring kept, in time order (at equal times begin,
@@ -337,11 +517,12 @@ impl<'a> Decoder<'a> {
             events: Vec::with_capacity(slot.kept().len as usize),
             walked: 0,
             unknown: None,
+            base: None,
         };
         // Whether the events come in (time, begin-mark-end) order already.
         let mut in_order = true;
         let mut last = (i64::MIN, 0u8);
-        self.for_each_event(slot, plan, |e, t| {
+        let base = self.for_each_event(slot, plan, |e, t| {
             out.walked += 1;
             match EventKind::from_raw(e.kind) {
                 Some(kind) => {
@@ -361,6 +542,7 @@ impl<'a> Decoder<'a> {
             }
             true
         });
+        out.base = Some(base);
         // Times never decrease in ring order; only events at the same time
         // may need reordering (begin, mark, end), and usually none do.
         if !in_order {
@@ -370,7 +552,7 @@ impl<'a> Decoder<'a> {
     }
 
     fn decode_slot(&self, plan: &SlotPlan) -> WarpTrace {
-        let slot = Slot::new(self.raw, &self.shape, plan.slot);
+        let slot = self.slot(plan.slot);
         let meta = slot.meta;
         let id = warp_id(&meta);
         let cap = self.shape.cap();
@@ -389,11 +571,15 @@ impl<'a> Decoder<'a> {
             events,
             walked,
             unknown,
+            base,
         } = self.timed_events(&slot, plan);
+        let base = base.expect("for_each_event returns the time base");
+        diagnostics.extend(base.diagnostics);
         if !flushed {
             diagnostics.push(Diagnostic::NeverFlushed {
                 warp: id,
                 recovered: walked,
+                discarded: slot.kept().discarded,
             });
         }
         if let Some((kind, count)) = unknown {
@@ -410,6 +596,9 @@ impl<'a> Decoder<'a> {
                 diagnostics.push(Diagnostic::ClockInconsistent { warp: id });
             }
         }
+        if let Some(turns) = self.unseen_turns(&slot) {
+            diagnostics.push(Diagnostic::ClockWrapUnplaced { warp: id, turns });
+        }
         let spans = match_spans(&events, id, &mut diagnostics);
         WarpTrace {
             slot: plan.slot,
@@ -418,13 +607,63 @@ impl<'a> Decoder<'a> {
             recorded,
             dropped,
             ratio: plan.ratio,
-            ratio_source: plan.source,
+            ratio_source: if self.opts.anchored() && base.stats.anchors >= 2 {
+                RatioSource::Anchors
+            } else {
+                plan.source
+            },
             open_ps,
             flush_ps,
             events,
             spans,
             diagnostics,
+            clock: base.stats,
         }
+    }
+
+    /// Whole turns of 2^32 cycles between a flushed warp's last event and
+    /// its flush that no anchor accounts for, when the two-point model is
+    /// used on a ring that kept every event: two events were 2^32 cycles or
+    /// more apart, and every time after the gap is early by that much.
+    fn unseen_turns(&self, slot: &Slot<'_>) -> Option<u64> {
+        let kept = slot.kept();
+        if self.opts.anchored() || !slot.meta.is_flushed() || !kept.starts_at_open() {
+            return None;
+        }
+        let mut last = None;
+        slot.walk(&kept, |_, e, c| {
+            if !slot.is_anchor(&e) {
+                last = Some(c);
+            }
+            true
+        });
+        let gap = i128::from(slot.meta.final_clock64) - last?;
+        let turns = gap >> 32;
+        (turns > 0).then_some(turns as u64)
+    }
+}
+
+/// The shortest segment whose rate the map continues with outside a warp's
+/// points: 32 ns steps make it 3% off at most, over the few microseconds
+/// between an anchor and the events past it.
+const EXTRAPOLATION_SPAN_NS: u64 = 1_000;
+
+/// A flushed warp whose globaltimer span is at least this long and that
+/// recorded events but no time anchor is reported: under load its times
+/// between open and flush may be off by microseconds.
+const LONG_WARP_NS: u64 = 1_000_000;
+
+/// The full `%globaltimer` of an anchor entry: bits 0..31 from its `clock`
+/// field, 32..47 from its `region` field and the rest from the slot's open
+/// time (the anchor is later than the open and less than 2^47 ns after it).
+fn anchor_globaltimer(open_ns: u64, e: &Event) -> u64 {
+    let low = (u64::from(e.region) << 32) | u64::from(e.clock);
+    let high = open_ns & !((1u64 << 48) - 1);
+    let v = high | low;
+    if v < open_ns.saturating_sub(1 << 47) {
+        v.wrapping_add(1 << 48)
+    } else {
+        v
     }
 }
 
@@ -436,6 +675,8 @@ struct RingEvents {
     walked: u32,
     /// The first unknown event type seen, and how many events had one.
     unknown: Option<(u16, u32)>,
+    /// The map from cycles to time the events went through.
+    base: Option<TimeBase>,
 }
 
 /// Decodes a whole buffer at once: [`Decoder::new`] then

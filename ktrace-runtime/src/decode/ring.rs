@@ -1,10 +1,12 @@
-//! Walking one slot's ring of events: which events the ring kept, oldest
+//! Walking one slot's ring of events: which entries the ring kept, oldest
 //! first, and their 32-bit `%clock` values unwrapped to 64 bits against the
-//! slot's open or flush `%clock64`. What the cycles mean in time is
-//! `calibrate.rs`'s job.
+//! slot's open or flush `%clock64`. Time anchors (layout version 2) carry
+//! globaltimer bits where events carry a clock: the walk skips them in the
+//! clock chain and gives each the clock of the entry before it. What the
+//! cycles mean in time is `calibrate.rs`'s job.
 
 use super::calibrate::TimerPair;
-use crate::layout::{Event, SlotMeta, EVENT_BYTES, META_BYTES};
+use crate::layout::{Event, SlotMeta, EVENT_ANCHOR, EVENT_BYTES, META_BYTES};
 use crate::shape::LaunchShape;
 
 /// Reads the slot metadata at byte `off` of `raw`.
@@ -29,6 +31,9 @@ pub(super) struct Slot<'a> {
     /// The slot's bytes, metadata first.
     bytes: &'a [u8],
     cap: u32,
+    /// Whether entries of type [`EVENT_ANCHOR`] are time anchors (layout
+    /// version 2 and later).
+    anchors: bool,
     /// The slot's metadata.
     pub meta: SlotMeta,
 }
@@ -41,19 +46,36 @@ pub(super) struct Kept {
     /// How many.
     pub len: u32,
     anchor: Anchor,
+    /// Entries of a never-flushed ring left out because they follow a
+    /// clock that steps backwards (see [`Slot::kept`]).
+    pub discarded: u32,
+}
+
+impl Kept {
+    /// Whether the ring kept everything from the warp's open on, so the
+    /// chain hangs from the open pair.
+    pub fn starts_at_open(&self) -> bool {
+        self.anchor == Anchor::Open
+    }
 }
 
 impl<'a> Slot<'a> {
     /// Slot `slot` of `raw`, a buffer of `shape` (whose length the caller
     /// has checked).
-    pub fn new(raw: &'a [u8], shape: &LaunchShape, slot: u64) -> Self {
+    pub fn new(raw: &'a [u8], shape: &LaunchShape, slot: u64, anchors: bool) -> Self {
         let slot_bytes = shape.slot_bytes() as usize;
         let bytes = &raw[slot as usize * slot_bytes..][..slot_bytes];
         Slot {
             bytes,
             cap: shape.cap(),
+            anchors,
             meta: read_meta(bytes, 0),
         }
+    }
+
+    /// Whether `e` is a time anchor rather than an event.
+    pub fn is_anchor(&self, e: &Event) -> bool {
+        self.anchors && e.kind == EVENT_ANCHOR
     }
 
     fn event(&self, index: u32) -> Event {
@@ -63,27 +85,52 @@ impl<'a> Slot<'a> {
         Event::from_bytes(&b)
     }
 
-    /// The events the ring kept. A flushed slot kept `min(count, cap)`; a
-    /// never-flushed one the leading run of written (non-zero) events, or
+    /// The entries the ring kept. A flushed slot kept `min(count, cap)`; a
+    /// never-flushed one the leading run of written (non-zero) entries, or
     /// none when that run fills the ring (it may have wrapped, and its
-    /// order is unknown).
+    /// order is unknown). That run also ends before the first event whose
+    /// clock is more than 2^31 cycles past the previous one (or the open):
+    /// without a flush nothing can tell a step back from a gap of about a
+    /// second, and the entries after it are `discarded`.
     pub fn kept(&self) -> Kept {
         let (cap, meta) = (self.cap, &self.meta);
-        let (start, len, anchor) = if meta.is_flushed() {
+        let (start, len, anchor, discarded) = if meta.is_flushed() {
             let n = meta.count.min(cap);
             if meta.count > cap {
-                (meta.count & (cap - 1), n, Anchor::Flush)
+                (meta.count & (cap - 1), n, Anchor::Flush, 0)
             } else {
-                (0, n, Anchor::Open)
+                (0, n, Anchor::Open, 0)
             }
         } else {
             let mut k = 0;
             while k < cap && self.event(k) != Event::default() {
                 k += 1;
             }
-            (0, if k < cap { k } else { 0 }, Anchor::Open)
+            if k == cap {
+                (0, 0, Anchor::Open, 0)
+            } else {
+                let mut prev = meta.init_clock64 as u32;
+                let mut ordered = k;
+                for i in 0..k {
+                    let e = self.event(i);
+                    if self.is_anchor(&e) {
+                        continue;
+                    }
+                    if e.clock.wrapping_sub(prev) >= 1 << 31 {
+                        ordered = i;
+                        break;
+                    }
+                    prev = e.clock;
+                }
+                (0, ordered, Anchor::Open, k - ordered)
+            }
         };
-        Kept { start, len, anchor }
+        Kept {
+            start,
+            len,
+            anchor,
+            discarded,
+        }
     }
 
     /// The timer pair that `kept`'s unwrapped clocks hang from.
@@ -94,14 +141,16 @@ impl<'a> Slot<'a> {
         }
     }
 
-    /// Calls `f(event, unwrapped %clock64)` for every kept event, oldest
-    /// first, until `f` returns false.
+    /// Calls `f(position, entry, unwrapped %clock64)` for every kept entry,
+    /// oldest first (position 0), until `f` returns false. A time anchor
+    /// gets the clock of the entry before it (or of the chain's start when
+    /// it is the oldest kept entry).
     ///
     /// Each event's clock is the previous one plus the wrapping 32-bit
-    /// difference, starting from the open `%clock64`; when older events were
-    /// dropped, the chain is first walked back from the flush `%clock64` to
-    /// find where the oldest kept event sits.
-    pub fn walk(&self, kept: &Kept, mut f: impl FnMut(Event, i128) -> bool) {
+    /// difference, starting from the open `%clock64`; when older entries
+    /// were dropped, the chain is first walked back from the flush
+    /// `%clock64` to find where the oldest kept event sits.
+    pub fn walk(&self, kept: &Kept, mut f: impl FnMut(u32, Event, i128) -> bool) {
         let n = kept.len;
         if n == 0 {
             return;
@@ -113,23 +162,27 @@ impl<'a> Slot<'a> {
         let (mut cyc, mut prev): (i128, u32) = match kept.anchor {
             Anchor::Open => (0, anchor as u32),
             Anchor::Flush => {
-                let last = at(n - 1);
-                let mut cyc: i128 = -i128::from((anchor as u32).wrapping_sub(last.clock));
-                let mut next = last.clock;
-                for i in (0..n - 1).rev() {
+                let mut cyc: i128 = 0;
+                let mut next = anchor as u32;
+                for i in (0..n).rev() {
                     let e = at(i);
+                    if self.is_anchor(&e) {
+                        continue;
+                    }
                     cyc -= i128::from(next.wrapping_sub(e.clock));
                     next = e.clock;
                 }
-                (cyc, at(0).clock)
+                (cyc, next)
             }
         };
         let anchor = i128::from(anchor);
         for i in 0..n {
             let e = at(i);
-            cyc += i128::from(e.clock.wrapping_sub(prev));
-            prev = e.clock;
-            if !f(e, anchor + cyc) {
+            if !self.is_anchor(&e) {
+                cyc += i128::from(e.clock.wrapping_sub(prev));
+                prev = e.clock;
+            }
+            if !f(i, e, anchor + cyc) {
                 return;
             }
         }

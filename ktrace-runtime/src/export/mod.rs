@@ -34,12 +34,14 @@ pub struct ExportOptions {
 
 impl ExportOptions {
     /// The decoding options for a launch on `device`: the nominal clock is
-    /// the device's when [`DecodeOptions::nominal_clock_khz`] is 0.
+    /// the device's when [`DecodeOptions::nominal_clock_khz`] is 0, and the
+    /// layout version the device's.
     pub fn decode_for(&self, device: &DeviceInfo) -> DecodeOptions {
         let mut d = self.decode;
         if d.nominal_clock_khz == 0 {
             d.nominal_clock_khz = u64::from(device.clock_khz);
         }
+        d.layout_version = device.layout_version;
         d
     }
 }

@@ -35,8 +35,9 @@ const HEADER_BYTES: usize = 32;
 const LAUNCH_HEADER_BYTES: usize = 64;
 const MAX_NAME_BYTES: usize = 4096;
 
-/// Facts about the device a capture was taken on.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Facts about the device a capture was taken on, and the layout its
+/// device code wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceInfo {
     /// The device name, e.g. "NVIDIA H200".
     pub name: String,
@@ -44,6 +45,20 @@ pub struct DeviceInfo {
     pub sm_count: u32,
     /// Nominal SM clock rate in kHz (0 if unknown).
     pub clock_khz: u32,
+    /// `KTRACE_LAYOUT_VERSION` of the raw buffers: version 1 buffers have
+    /// no time anchors. Default: this build's [`LAYOUT_VERSION`].
+    pub layout_version: u32,
+}
+
+impl Default for DeviceInfo {
+    fn default() -> Self {
+        DeviceInfo {
+            name: String::new(),
+            sm_count: 0,
+            clock_khz: 0,
+            layout_version: LAYOUT_VERSION,
+        }
+    }
 }
 
 /// One launch: its shape and its raw buffer, byte for byte.
@@ -225,6 +240,7 @@ impl Capture {
                 name,
                 sm_count,
                 clock_khz,
+                layout_version: u32::from(layout),
             },
             regions,
             launches,
@@ -259,6 +275,12 @@ pub(crate) fn write_capture(
             name.len()
         )));
     }
+    if !(OLDEST_LAYOUT_VERSION..=LAYOUT_VERSION).contains(&device.layout_version) {
+        return Err(Error::Config(format!(
+            "layout version {} (this build writes {OLDEST_LAYOUT_VERSION} to {LAYOUT_VERSION})",
+            device.layout_version
+        )));
+    }
     let launch_count = u32::try_from(launches.len())
         .map_err(|_| Error::Config("too many launches for one capture".into()))?;
     for l in launches {
@@ -274,7 +296,7 @@ pub(crate) fn write_capture(
     let mut h = Vec::with_capacity(HEADER_BYTES + 8 + name.len());
     h.extend_from_slice(&MAGIC);
     h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    h.extend_from_slice(&(LAYOUT_VERSION as u16).to_le_bytes());
+    h.extend_from_slice(&(device.layout_version as u16).to_le_bytes());
     h.extend_from_slice(&launch_count.to_le_bytes());
     h.extend_from_slice(&device.sm_count.to_le_bytes());
     h.extend_from_slice(&device.clock_khz.to_le_bytes());

@@ -182,6 +182,15 @@ impl LaunchShape {
                 self.grid
             )));
         }
+        // Slots for blocks that cannot exist would decode into events of
+        // blocks the grid does not have.
+        let sampled = total.div_ceil(u64::from(self.block_stride));
+        if u64::from(self.blocks_traced) > sampled {
+            return Err(Error::Config(format!(
+                "{} traced blocks, but a grid of {total} blocks sampled every {} has {sampled}",
+                self.blocks_traced, self.block_stride
+            )));
+        }
         if self.buffer_bytes().is_none() {
             return Err(Error::Config("the buffer size overflows".into()));
         }

@@ -1,0 +1,219 @@
+//! Time anchors (layout version 2): the piecewise map follows a clock that
+//! moves, and the edge cases of docs/capture-format.md's time semantics.
+
+use ktrace_runtime::decode::{decode, DecodeOptions, DecodedLaunch, TimeModel};
+use ktrace_runtime::layout::EventKind;
+use ktrace_runtime::synth::{SynthLaunch, SynthWarp};
+use ktrace_runtime::{BlockSampling, LaunchShape, WarpSampling};
+
+fn shape(grid: u32, threads: u32, cap: u32) -> LaunchShape {
+    LaunchShape::new(
+        [grid, 1, 1],
+        [threads, 1, 1],
+        cap,
+        &WarpSampling::All,
+        BlockSampling::All,
+    )
+    .unwrap()
+}
+
+fn with_model(l: &SynthLaunch, model: TimeModel, layout_version: u32) -> DecodedLaunch {
+    let opts = DecodeOptions {
+        time_model: model,
+        layout_version,
+        ..DecodeOptions::default()
+    };
+    decode(&l.raw, &l.shape, &opts).unwrap()
+}
+
+fn kinds(d: &DecodedLaunch) -> Vec<&'static str> {
+    d.diagnostics.items().iter().map(|d| d.kind()).collect()
+}
+
+/// Largest |decoded - true| time of `w`'s events, in ps.
+fn worst_error(d: &DecodedLaunch, w: &SynthWarp) -> i64 {
+    let mut truth: Vec<u64> = w.events.iter().map(|e| e.0).collect();
+    truth.sort_unstable();
+    let dw = &d.warps[0];
+    assert_eq!(dw.events.len(), truth.len());
+    dw.events
+        .iter()
+        .zip(truth)
+        .map(|(e, at)| {
+            let t = (w.init_gt + w.ns_at(at) - d.origin_globaltimer) as i64 * 1000;
+            (e.t_ps - t).abs()
+        })
+        .max()
+        .unwrap()
+}
+
+/// A warp at 2 GHz that slows to 1.6 GHz a third of the way in, with a
+/// mark every 1,000 cycles over 600,000 cycles.
+fn slowing_warp() -> SynthWarp {
+    let mut w = SynthWarp::new(0, 0).rate(1, 2).rate_from(200_000, 10, 16);
+    for i in 1..=600 {
+        w = w.mark(i * 1000, 0);
+    }
+    w
+}
+
+#[test]
+fn piecewise_map_follows_a_clock_that_slows() {
+    let w = slowing_warp().anchors(4096);
+    let l = SynthLaunch::new(shape(1, 32, 2048)).with(w.clone());
+    let d = with_model(&l, TimeModel::Anchors, 2);
+    assert!(d.diagnostics.is_empty(), "{:?}", kinds(&d));
+    assert_eq!(d.time_model, TimeModel::Anchors);
+    // Anchors fall on events; between them the map is linear, and only the
+    // segment over the sudden rate change bends away from the truth: by at
+    // most a quarter of its length (5,000 cycles) times the change of the
+    // period (0.125 ns per cycle), 156 ns.
+    let err = worst_error(&d, &w);
+    assert!(err <= 156_250, "worst error {err} ps");
+    // The clock range: 1.6 to 2 GHz.
+    let (slow, fast) = d.clock.range.unwrap();
+    assert_eq!((slow.mhz(), fast.mhz()), (1600, 2000));
+    // The same buffer with one rate per warp is off by microseconds.
+    let two = with_model(&l, TimeModel::TwoPoint, 2);
+    assert!(worst_error(&two, &w) > 5_000_000);
+}
+
+#[test]
+fn anchor_entries_are_not_events_and_a_v1_buffer_has_none() {
+    let w = slowing_warp().anchors(4096);
+    let l = SynthLaunch::new(shape(1, 32, 2048)).with(w);
+    // Read as layout version 1, the anchors are entries of an unknown type.
+    let d = with_model(&l, TimeModel::Anchors, 1);
+    assert_eq!(d.time_model, TimeModel::TwoPoint);
+    assert!(kinds(&d).contains(&"unknown_event_type"));
+    assert_eq!(d.warps[0].events.len(), 600);
+}
+
+#[test]
+fn oldest_anchor_whose_event_was_overwritten_is_ignored() {
+    // 600 marks and their anchors in a ring of 256: the oldest kept entry
+    // may be an anchor whose event is gone; times stay right.
+    let w = slowing_warp().anchors(4096);
+    let l = SynthLaunch::new(shape(1, 32, 256)).with(w.clone());
+    let d = with_model(&l, TimeModel::Anchors, 2);
+    let dw = &d.warps[0];
+    assert!(kinds(&d).iter().all(|k| *k == "dropped"), "{:?}", kinds(&d));
+    // The kept events are the newest ones.
+    let mut truth: Vec<u64> = w.events.iter().map(|e| e.0).collect();
+    truth.sort_unstable();
+    let kept = &truth[truth.len() - dw.events.len()..];
+    for (e, &at) in dw.events.iter().zip(kept) {
+        let t = (w.init_gt + w.ns_at(at) - d.origin_globaltimer) as i64 * 1000;
+        // The clock is steady here: only rounding to whole ns remains.
+        assert!((e.t_ps - t).abs() <= 1_000, "{} vs {t}", e.t_ps);
+    }
+}
+
+#[test]
+fn a_gap_of_more_than_2_pow_32_cycles_is_placed_by_the_anchors() {
+    // Edge case 1: two events 2^32 + 5,000 cycles apart (2.1 s at 2 GHz).
+    let gap = (1u64 << 32) + 5_000;
+    let w = SynthWarp::new(0, 0)
+        .begin(100, 1)
+        .mark(600, 2)
+        .end(gap + 600, 1)
+        .mark(gap + 900, 2)
+        .anchors(4096);
+    let l = SynthLaunch::new(shape(1, 32, 32)).with(w.clone());
+    let d = with_model(&l, TimeModel::Anchors, 2);
+    assert_eq!(worst_error(&d, &w), 0);
+    assert_eq!(kinds(&d), ["clock_wrap_placed"]);
+    assert_eq!(d.warps[0].spans[0].dur_ps(), (gap + 500) * 500);
+}
+
+#[test]
+fn a_gap_of_more_than_2_pow_32_cycles_without_anchors_is_reported() {
+    // Edge case 1 without anchors: the flush shows the gap; the times after
+    // it cannot be placed, and that is said, not left silent.
+    let gap = (1u64 << 32) + 5_000;
+    let w = SynthWarp::new(0, 0).begin(100, 1).end(gap + 600, 1);
+    let l = SynthLaunch::new(shape(1, 32, 32)).with(w);
+    let d = with_model(&l, TimeModel::Anchors, 1);
+    assert!(
+        kinds(&d).contains(&"clock_wrap_unplaced"),
+        "{:?}",
+        kinds(&d)
+    );
+}
+
+#[test]
+fn traced_blocks_the_grid_cannot_have_are_rejected() {
+    // Edge case 2: 4 blocks sampled every 2 have 2 slots, not 3.
+    let mut s = LaunchShape::new(
+        [4, 1, 1],
+        [32, 1, 1],
+        32,
+        &WarpSampling::All,
+        BlockSampling::Stride(2),
+    )
+    .unwrap();
+    assert_eq!(s.blocks_traced, 2);
+    s.blocks_traced = 3;
+    let raw = vec![0u8; s.buffer_bytes().unwrap() as usize];
+    let e = decode(&raw, &s, &DecodeOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("3 traced blocks"), "{e}");
+}
+
+#[test]
+fn never_flushed_recovery_stops_at_a_clock_that_steps_back() {
+    // Edge case 3: a never-flushed warp whose third entry's clock is before
+    // the second's: recovery keeps the two events before it and says how
+    // many entries it left out, instead of a span of 2^32 cycles.
+    let w = SynthWarp::new(0, 0)
+        .begin(1_000, 1)
+        .mark(2_000, 2)
+        .never_flushed();
+    let mut l = SynthLaunch::new(shape(1, 32, 32)).with(w);
+    // Append an end whose clock is 500 cycles before the mark, then one more.
+    let base = 64 + 2 * 8;
+    for (i, clk) in [(0usize, 1_500u64), (1, 3_000)] {
+        let e = ktrace_runtime::layout::Event {
+            clock: (1_000_000 + clk) as u32,
+            region: 1,
+            kind: EventKind::End.raw(),
+        };
+        l.raw[base + 8 * i..base + 8 * i + 8].copy_from_slice(&e.to_bytes());
+    }
+    let d = with_model(&l, TimeModel::Anchors, 2);
+    let dw = &d.warps[0];
+    assert_eq!(dw.events.len(), 2);
+    let msg = d
+        .diagnostics
+        .items()
+        .iter()
+        .find(|d| d.kind() == "never_flushed")
+        .unwrap()
+        .to_string();
+    assert!(
+        msg.contains("2 events recovered, 2 later entries left out"),
+        "{msg}"
+    );
+    assert!(dw.events.iter().all(|e| e.t_ps < 10_000_000));
+}
+
+#[test]
+fn an_anchor_out_of_order_is_rejected() {
+    let w = slowing_warp().anchors(4096);
+    let mut l = SynthLaunch::new(shape(1, 32, 2048)).with(w);
+    // Find the third anchor entry and move its time back by 1 ms.
+    let mut seen = 0;
+    for i in 0..2048usize {
+        let off = 64 + 8 * i;
+        let kind = u16::from_le_bytes([l.raw[off + 6], l.raw[off + 7]]);
+        if kind == ktrace_runtime::layout::EVENT_ANCHOR {
+            seen += 1;
+            if seen == 3 {
+                let lo = u32::from_le_bytes(l.raw[off..off + 4].try_into().unwrap());
+                l.raw[off..off + 4].copy_from_slice(&lo.wrapping_sub(1_000_000).to_le_bytes());
+                break;
+            }
+        }
+    }
+    let d = with_model(&l, TimeModel::Anchors, 2);
+    assert_eq!(kinds(&d), ["anchors_rejected"]);
+}
