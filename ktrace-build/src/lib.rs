@@ -51,7 +51,9 @@
 //!
 //! # Environment variables
 //!
-//! Each is read through one helper that prints `cargo:rerun-if-env-changed`.
+//! Each is read through one helper that prints `cargo:rerun-if-env-changed`,
+//! except `PATH` (as in cc-rs: it changes between shells and would rerun the
+//! build script each time).
 //!
 //! - `NVCC`: the nvcc binary. Otherwise `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`
 //!   (`<root>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`.

@@ -94,6 +94,9 @@ fn exe(name: &str) -> String {
 
 /// Looks for nvcc: `NVCC`, then `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`
 /// (`<dir>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`.
+///
+/// Each variable but `PATH` gets a `cargo:rerun-if-env-changed` line (see
+/// [`env::path`]).
 pub fn find_nvcc() -> NvccSearch {
     let mut tried = Vec::new();
     let mut found = None;
@@ -117,7 +120,7 @@ pub fn find_nvcc() -> NvccSearch {
             None => tried.push(format!("{var}: not set")),
         }
     }
-    match env::get("PATH") {
+    match env::path() {
         Some(path) => {
             let hit = std::env::split_paths(&path)
                 .map(|d| d.join(exe("nvcc")))
