@@ -78,6 +78,8 @@ mod launcher;
 pub mod nvcc;
 pub mod regions;
 pub mod scan;
+#[doc(hidden)]
+pub mod test_support;
 
 use std::path::{Path, PathBuf};
 

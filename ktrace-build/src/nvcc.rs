@@ -84,7 +84,7 @@ pub struct NvccSearch {
     pub found: Option<PathBuf>,
 }
 
-fn exe(name: &str) -> String {
+pub(crate) fn exe(name: &str) -> String {
     if cfg!(windows) {
         format!("{name}.exe")
     } else {

@@ -4,19 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use ktrace_build::test_support::cuda_tools;
 use ktrace_build::{Build, Error};
-
-fn real_nvcc() -> Option<PathBuf> {
-    let found = ktrace_build::nvcc::find_nvcc().found;
-    if found.is_none() {
-        assert!(
-            ktrace_build::env::get("KTRACE_REQUIRE_NVCC").is_none(),
-            "KTRACE_REQUIRE_NVCC is set but no nvcc was found"
-        );
-        eprintln!("skipped: no nvcc found (run scripts/setup-cuda.sh and source .cuda/env.sh)");
-    }
-    found
-}
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
@@ -39,7 +28,9 @@ extern "C" __global__ void scale(float* x, int n, ktrace_arg trace) {
 
 #[test]
 fn real_build_writes_both_images_and_the_tables() {
-    let Some(nvcc) = real_nvcc() else { return };
+    let Some([nvcc]) = cuda_tools(["nvcc"]) else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let kdir = tmp.path().join("kernels");
     write(&kdir, "scale.cu", GOOD);
@@ -100,7 +91,9 @@ fn real_build_writes_both_images_and_the_tables() {
 
 #[test]
 fn unknown_region_name_fails_to_compile_naming_it() {
-    let Some(nvcc) = real_nvcc() else { return };
+    let Some([nvcc]) = cuda_tools(["nvcc"]) else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let kdir = tmp.path().join("kernels");
     // The header lives outside the scanned directories, so its name never
@@ -142,7 +135,9 @@ fn unknown_region_name_fails_to_compile_naming_it() {
 
 #[test]
 fn nvcc_errors_are_shown_with_file_and_line() {
-    let Some(nvcc) = real_nvcc() else { return };
+    let Some([nvcc]) = cuda_tools(["nvcc"]) else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let kdir = tmp.path().join("kernels");
     write(
