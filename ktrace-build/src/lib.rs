@@ -236,13 +236,13 @@ impl Build {
         self
     }
 
-    /// Runs the build; on failure prints the error and exits with status 1
-    /// (no panic, no backtrace).
+    /// Runs the build; on failure prints `ktrace: ` and the error (with
+    /// its causes) and exits with status 1 (no panic, no backtrace).
     pub fn compile(&mut self) -> Output {
         match self.try_compile() {
             Ok(out) => out,
             Err(e) => {
-                eprintln!("{e}");
+                eprintln!("{}", error::report(&e));
                 std::process::exit(1);
             }
         }
@@ -409,11 +409,11 @@ impl Build {
                 .iter()
                 .find(|e: &&codegen::ModuleEntry| e.const_name == const_name)
             {
-                return Err(Error::Config(format!(
-                    "kernel sources {} and {} both give the module name {const_name}; rename one",
-                    prev.source,
-                    src.display()
-                )));
+                return Err(Error::DuplicateModule {
+                    name: const_name,
+                    first: PathBuf::from(&prev.source),
+                    second: src.clone(),
+                });
             }
             let traced = image_dir.join(format!("{stem}.traced.{ext}"));
             let untraced = image_dir.join(format!("{stem}.untraced.{ext}"));
@@ -552,7 +552,7 @@ fn run_jobs(nvcc: &Path, jobs: &[nvcc::NvccJob]) -> Result<Vec<(PathBuf, Variant
             Err(failure) => {
                 return Err(Error::Compile {
                     source: job.source.clone(),
-                    variant: job.variant.as_str(),
+                    variant: job.variant,
                     failure,
                 })
             }

@@ -164,6 +164,12 @@ impl Variant {
     }
 }
 
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One nvcc invocation that turns a `.cu` file into a cubin or fatbin.
 #[derive(Debug, Clone)]
 pub struct NvccJob {

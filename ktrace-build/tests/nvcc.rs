@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use ktrace_build::test_support::cuda_tools;
-use ktrace_build::{Build, Error};
+use ktrace_build::{Build, Error, Variant};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
@@ -117,7 +117,7 @@ fn unknown_region_name_fails_to_compile_naming_it() {
         matches!(
             err,
             Error::Compile {
-                variant: "traced",
+                variant: Variant::Traced,
                 ..
             }
         ),
@@ -152,7 +152,7 @@ fn nvcc_errors_are_shown_with_file_and_line() {
         .try_compile()
         .unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("ktrace: nvcc failed on"), "{text}");
+    assert!(text.starts_with("nvcc failed on"), "{text}");
     assert!(text.contains("broken.cu(3): error"), "{text}");
     assert!(text.contains("command: "), "{text}");
 }
@@ -226,7 +226,7 @@ fn bad_markers_fail_before_nvcc_runs_and_name_file_and_line() {
         .try_compile()
         .unwrap_err();
     let text = err.to_string();
-    assert!(text.starts_with("ktrace: 2 bad trace markers:"), "{text}");
+    assert!(text.starts_with("2 bad trace markers:"), "{text}");
     assert!(
         text.contains("k.cu:2: KTRACE_B: the region name must be one plain string literal"),
         "{text}"
@@ -271,6 +271,10 @@ fn duplicate_module_names_are_rejected() {
         .out_dir(tmp.path().join("out"))
         .try_compile()
         .unwrap_err();
+    assert!(
+        matches!(&err, Error::DuplicateModule { name, .. } if name == "K"),
+        "{err}"
+    );
     assert!(
         err.to_string().contains("both give the module name K"),
         "{err}"
