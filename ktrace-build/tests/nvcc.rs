@@ -34,14 +34,13 @@ fn real_build_writes_both_images_and_the_tables() {
     let tmp = tempfile::tempdir().unwrap();
     let kdir = tmp.path().join("kernels");
     write(&kdir, "scale.cu", GOOD);
-    let out = tmp.path().join("out");
-    let o = Build::new()
+    let mut build = Build::new();
+    build
         .kernel_dir(&kdir)
         .nvcc(&nvcc)
-        .out_dir(&out)
-        .ptxas_verbose(true)
-        .try_compile()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .out_dir(tmp.path().join("out"))
+        .ptxas_verbose(true);
+    let o = build.try_compile().unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<_> = o
         .regions
         .regions()
@@ -68,25 +67,13 @@ fn real_build_writes_both_images_and_the_tables() {
         println!("{} {}: {}", src.display(), variant.as_str(), line.trim());
         assert!(msg.contains("registers"), "ptxas -v report missing: {msg}");
     }
-    // Unchanged inputs leave outputs untouched.
-    let before = std::fs::metadata(&o.rust_file).unwrap().modified().unwrap();
-    let stamp = std::fs::metadata(traced).unwrap().modified().unwrap();
+    // Unchanged inputs leave outputs untouched: the same build run again.
+    let modified = |p: &Path| std::fs::metadata(p).unwrap().modified().unwrap();
+    let (before, stamp) = (modified(&o.rust_file), modified(traced));
     std::thread::sleep(std::time::Duration::from_millis(20));
-    Build::new()
-        .kernel_dir(&kdir)
-        .nvcc(&nvcc)
-        .out_dir(&out)
-        .ptxas_verbose(true)
-        .try_compile()
-        .unwrap();
-    assert_eq!(
-        std::fs::metadata(&o.rust_file).unwrap().modified().unwrap(),
-        before
-    );
-    assert_eq!(
-        std::fs::metadata(traced).unwrap().modified().unwrap(),
-        stamp
-    );
+    build.try_compile().unwrap();
+    assert_eq!(modified(&o.rust_file), before);
+    assert_eq!(modified(traced), stamp);
 }
 
 #[test]
