@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::env;
 use crate::nvcc::{Arch, Variant, BASE_FLAGS};
 use crate::Error;
 
@@ -31,11 +32,9 @@ pub(crate) struct Launchers {
 /// Builds both variants of the library with `nvcc` and, with the feature,
 /// the bindings.
 pub(crate) fn build(l: &Launchers, nvcc: &Path, cargo: bool) -> Result<(), Error> {
-    // cc runs the nvcc that `NVCC` names and passes its own C++ compiler to
-    // it with -ccbin; point it at the nvcc found here.
-    std::env::set_var("NVCC", nvcc);
+    let ccbin = host_compiler(cargo)?;
     for variant in [Variant::Traced, Variant::Untraced] {
-        library(l, variant)
+        library(l, nvcc, &ccbin, variant)
             .cargo_metadata(cargo)
             .try_compile(&format!("{}_{variant}", l.lib_name))
             .map_err(|e| Error::Launcher(e.to_string()))?;
@@ -46,13 +45,33 @@ pub(crate) fn build(l: &Launchers, nvcc: &Path, cargo: bool) -> Result<(), Error
     bindings(l)
 }
 
-/// One variant of the launcher library.
-fn library(l: &Launchers, variant: Variant) -> cc::Build {
+/// The C++ compiler cc would pick (`CXX` and the like), for nvcc's `-ccbin`.
+fn host_compiler(cargo: bool) -> Result<PathBuf, Error> {
+    let tool = cc::Build::new()
+        .cpp(true)
+        .cargo_metadata(cargo)
+        .try_get_compiler()
+        .map_err(|e| Error::Launcher(e.to_string()))?;
+    Ok(tool.path().to_path_buf())
+}
+
+/// One variant of the launcher library, compiled by the nvcc found for the
+/// kernels. cc's CUDA mode would run the nvcc that the `NVCC` variable
+/// names, so nvcc is given as the compiler instead; its default flags are
+/// for a host compiler and nvcc rejects them, so they are off and the ones
+/// that matter (`-ccbin`, position-independent host code) are passed here.
+fn library(l: &Launchers, nvcc: &Path, ccbin: &Path, variant: Variant) -> cc::Build {
     let mut cc = cc::Build::new();
     cc.cuda(true)
+        .compiler(nvcc)
+        .no_default_flags(true)
         .cudart("static")
         .out_dir(l.out_dir.join("ktrace").join(format!("launcher-{variant}")))
-        .warnings(false);
+        .warnings(false)
+        .flag(format!("-ccbin={}", ccbin.display()));
+    if env::cargo("CARGO_CFG_TARGET_OS").is_some_and(|os| os != "windows") {
+        cc.flag("-Xcompiler=-fPIC");
+    }
     for arch in &l.archs {
         cc.flag(arch.gencode());
     }

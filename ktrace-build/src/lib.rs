@@ -56,7 +56,8 @@
 //! build script each time).
 //!
 //! - `NVCC`: the nvcc binary. Otherwise `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`
-//!   (`<root>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`.
+//!   (`<root>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`. The
+//!   launcher library is compiled with the same nvcc.
 //! - `KTRACE_CUDA_ARCH`: comma-separated architectures (`sm_90a,sm_80`),
 //!   replacing those set with [`Build::arch`].
 //! - `KTRACE_NVCC_FLAGS`: extra nvcc flags, split on whitespace, after the
