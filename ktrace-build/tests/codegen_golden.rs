@@ -25,7 +25,7 @@ fn check(name: &str, actual: &str) {
         .join("tests/golden")
         .join(name);
     #[allow(clippy::disallowed_methods)]
-    let bless = std::env::var_os("KTRACE_BLESS").is_some();
+    let bless = std::env::var_os("KTRACE_BLESS").is_some_and(|v| v == "1");
     if bless {
         std::fs::write(&path, actual).unwrap();
         return;
