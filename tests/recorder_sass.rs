@@ -4,21 +4,11 @@
 //! (scripts/setup-cuda.sh); skipped with a message without it, unless
 //! `KTRACE_REQUIRE_NVCC` is set.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use ktrace_build::test_support::cuda_tools;
 
 mod common;
-
-fn cuobjdump() -> Option<PathBuf> {
-    let found = common::cuobjdump();
-    if found.is_none() {
-        assert!(
-            ktrace_build::env::get("KTRACE_REQUIRE_NVCC").is_none(),
-            "KTRACE_REQUIRE_NVCC is set but cuobjdump is not found"
-        );
-        eprintln!("skipped: cuobjdump not found (scripts/setup-cuda.sh installs it)");
-    }
-    found
-}
 
 fn sass(tool: &Path, cubin: &Path, function: &str) -> Vec<(u64, String)> {
     common::sass(tool, cubin, Some(function))
@@ -104,7 +94,9 @@ fn main_loop(code: &[(u64, String)]) -> (usize, usize, usize, Vec<usize>) {
 
 #[test]
 fn instructions_per_event_in_the_benchmark_loop() {
-    let Some(tool) = cuobjdump() else { return };
+    let Some([tool]) = cuda_tools(["cuobjdump"]) else {
+        return;
+    };
     let dir = Path::new(env!("OUT_DIR")).join("ktrace/kernels");
     println!("design       events/iter  instr/iter untraced  instr/iter traced  instr/event  STG/event (1/32 = one group store per 32 events)");
     for design in ["store", "ring"] {

@@ -9,24 +9,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use ktrace_build::nvcc::{find_nvcc, Arch, NvccJob, Variant};
+use ktrace_build::nvcc::{Arch, NvccJob, Variant};
 use ktrace_build::scan::{invocations, scan_source};
-
-fn tools() -> Option<(PathBuf, PathBuf)> {
-    let nvcc = find_nvcc().found;
-    let cuobjdump = common::cuobjdump();
-    match (nvcc, cuobjdump) {
-        (Some(n), Some(c)) => Some((n, c)),
-        _ => {
-            assert!(
-                ktrace_build::env::get("KTRACE_REQUIRE_NVCC").is_none(),
-                "KTRACE_REQUIRE_NVCC is set but nvcc or cuobjdump is missing"
-            );
-            eprintln!("skipped: nvcc or cuobjdump not found (scripts/setup-cuda.sh installs both)");
-            None
-        }
-    }
-}
+use ktrace_build::test_support::cuda_tools;
 
 /// Deletes every marker invocation, `KTRACE_OPEN(...)` and `KTRACE_FLUSH()`.
 fn strip_markers(path: &Path, src: &str) -> String {
@@ -87,7 +72,7 @@ fn registers(report: &str) -> Vec<String> {
 
 #[test]
 fn untraced_kernels_match_marker_free_sources() {
-    let Some((nvcc, cuobjdump)) = tools() else {
+    let Some([nvcc, cuobjdump]) = cuda_tools(["nvcc", "cuobjdump"]) else {
         return;
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -22,6 +22,16 @@ pub fn get_string(name: &str) -> Option<String> {
         .filter(|v| !v.trim().is_empty())
 }
 
+/// Reads `PATH`, printing no rerun line (cc-rs leaves it out too): it
+/// differs between the shells, editors and CI steps that share one target
+/// directory, and a line for it would rerun the build script after each
+/// switch. `NVCC` and `CUDA_HOME`, which come first, are the tracked way to
+/// choose an nvcc.
+pub fn path() -> Option<OsString> {
+    #[allow(clippy::disallowed_methods)]
+    std::env::var_os("PATH")
+}
+
 /// Reads a variable that Cargo sets for build scripts (never changes
 /// between runs of one build, so no rerun line is printed).
 pub fn cargo(name: &str) -> Option<OsString> {

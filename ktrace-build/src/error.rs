@@ -1,9 +1,14 @@
 //! The errors a build can end in.
+//!
+//! `Display` gives the message alone: no `ktrace: ` prefix and no final
+//! newline, and not the underlying error, which [`std::error::Error::source`]
+//! returns. [`crate::Build::compile`] adds the prefix and the chain of
+//! sources once, where it reports.
 
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::nvcc::NvccFailure;
+use crate::nvcc::{NvccFailure, Variant};
 use crate::scan::ScanError;
 
 /// Why a ktrace build failed. Its `Display` is the message a user sees.
@@ -21,10 +26,19 @@ pub enum Error {
     Compile {
         /// The source file.
         source: PathBuf,
-        /// `traced` or `untraced`.
-        variant: &'static str,
+        /// Which build of it failed.
+        variant: Variant,
         /// What nvcc said and how it was run.
         failure: NvccFailure,
+    },
+    /// Two kernel sources give the same module name.
+    DuplicateModule {
+        /// The Rust constant both would define.
+        name: String,
+        /// The source that claimed it first.
+        first: PathBuf,
+        /// The other one.
+        second: PathBuf,
     },
     /// A setting is wrong (architecture, file names, region count).
     Config(String),
@@ -32,7 +46,7 @@ pub enum Error {
     Io {
         /// What was being done.
         what: String,
-        /// The underlying error.
+        /// The underlying error, also given by `source()`.
         error: std::io::Error,
     },
     /// Building the C++ launcher library failed.
@@ -43,28 +57,16 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Markers(errs) => {
-                writeln!(
-                    f,
-                    "ktrace: {} bad trace marker{}:",
-                    errs.len(),
-                    if errs.len() == 1 { "" } else { "s" }
-                )?;
-                for e in errs {
-                    writeln!(f, "  {e}")?;
-                }
-                Ok(())
+                let s = if errs.len() == 1 { "" } else { "s" };
+                write!(f, "{} bad trace marker{s}:", errs.len())?;
+                errs.iter().try_for_each(|e| write!(f, "\n  {e}"))
             }
             Error::NvccNotFound { tried } => {
-                writeln!(
+                write!(f, "nvcc, the CUDA compiler, was not found. Looked in:")?;
+                tried.iter().try_for_each(|t| write!(f, "\n  {t}"))?;
+                write!(
                     f,
-                    "ktrace: nvcc, the CUDA compiler, was not found. Looked in:"
-                )?;
-                for t in tried {
-                    writeln!(f, "  {t}")?;
-                }
-                writeln!(
-                    f,
-                    "Set NVCC to the nvcc binary, or CUDA_HOME to the toolkit root (the folder \
+                    "\nSet NVCC to the nvcc binary, or CUDA_HOME to the toolkit root (the folder \
                      holding bin/nvcc). To install CUDA 13.0 without root:\n  python3 -m pip \
                      install --target ~/cuda13 \"nvidia-cuda-nvcc==13.0.*\" \
                      \"nvidia-cuda-runtime==13.0.*\" \"nvidia-cuda-crt==13.0.*\" \
@@ -77,22 +79,115 @@ impl fmt::Display for Error {
                 variant,
                 failure,
             } => {
-                writeln!(
+                write!(
                     f,
-                    "ktrace: nvcc failed on {} ({variant} variant, {}):",
+                    "nvcc failed on {} ({variant} variant, {}):",
                     source.display(),
                     failure.status
                 )?;
                 for line in failure.output.lines() {
-                    writeln!(f, "  {line}")?;
+                    write!(f, "\n  {line}")?;
                 }
-                writeln!(f, "command: {}", failure.command)
+                write!(f, "\ncommand: {}", failure.command)
             }
-            Error::Config(m) => writeln!(f, "ktrace: {m}"),
-            Error::Io { what, error } => writeln!(f, "ktrace: {what}: {error}"),
-            Error::Launcher(m) => writeln!(f, "ktrace: building the launcher library failed: {m}"),
+            Error::DuplicateModule {
+                name,
+                first,
+                second,
+            } => write!(
+                f,
+                "kernel sources {} and {} both give the module name {name}; rename one",
+                first.display(),
+                second.display()
+            ),
+            Error::Config(m) => f.write_str(m),
+            Error::Io { what, .. } => f.write_str(what),
+            Error::Launcher(m) => write!(f, "building the launcher library failed: {m}"),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// The report of a failed build: `ktrace: `, the message, then each
+/// underlying error after a `: `.
+pub(crate) fn report(error: &dyn std::error::Error) -> String {
+    let mut text = format!("ktrace: {error}");
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        text.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io_error() -> Error {
+        Error::Io {
+            what: "writing out/ktrace.rs".into(),
+            error: std::io::Error::new(std::io::ErrorKind::PermissionDenied, "read-only"),
+        }
+    }
+
+    #[test]
+    fn io_errors_name_their_source_once() {
+        let e = io_error();
+        assert_eq!(e.to_string(), "writing out/ktrace.rs");
+        let source = std::error::Error::source(&e).expect("the io error");
+        assert_eq!(source.to_string(), "read-only");
+        assert_eq!(report(&e), "ktrace: writing out/ktrace.rs: read-only");
+    }
+
+    #[test]
+    fn messages_have_no_prefix_and_no_final_newline() {
+        let errors = [
+            io_error(),
+            Error::Config("kernel source k.cu does not exist".into()),
+            Error::Launcher("cc failed".into()),
+            Error::NvccNotFound {
+                tried: vec!["NVCC: not set".into()],
+            },
+            Error::Markers(vec![ScanError {
+                file: "k.cu".into(),
+                line: 2,
+                message: "KTRACE_B: region name is empty".into(),
+            }]),
+            Error::Compile {
+                source: "k.cu".into(),
+                variant: Variant::Traced,
+                failure: NvccFailure {
+                    command: "nvcc k.cu".into(),
+                    output: "k.cu(3): error\n".into(),
+                    status: "exit status: 2".into(),
+                },
+            },
+        ];
+        for e in &errors {
+            let text = e.to_string();
+            assert!(!text.starts_with("ktrace:"), "{text}");
+            assert!(!text.ends_with('\n'), "{text:?}");
+            if !matches!(e, Error::Io { .. }) {
+                assert_eq!(report(e), format!("ktrace: {text}"));
+            }
+        }
+        assert_eq!(
+            errors[4].to_string(),
+            "1 bad trace marker:\n  k.cu:2: KTRACE_B: region name is empty"
+        );
+        assert_eq!(
+            errors[5].to_string(),
+            "nvcc failed on k.cu (traced variant, exit status: 2):\n  k.cu(3): error\n\
+             command: nvcc k.cu"
+        );
+    }
+}

@@ -4,102 +4,133 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::nvcc::{Arch, BASE_FLAGS};
+use crate::env;
+use crate::nvcc::{Arch, Variant, BASE_FLAGS};
 use crate::Error;
 
-pub(crate) struct LauncherBuild<'a> {
-    pub nvcc: &'a Path,
-    pub sources: &'a [PathBuf],
-    pub headers: &'a [PathBuf],
-    pub include_dir: &'a Path,
-    pub includes: &'a [PathBuf],
-    pub archs: &'a [Arch],
-    pub defines: &'a [(String, Option<String>)],
-    pub flags: &'a [String],
-    pub out_dir: &'a Path,
-    pub lib_name: &'a str,
-    pub cargo: bool,
+/// The launcher library of a build, as [`crate::plan`] decides it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Launchers {
+    /// The `.cu` files with launchers.
+    pub sources: Vec<PathBuf>,
+    /// Headers for bindgen.
+    pub headers: Vec<PathBuf>,
+    /// Include directories, ktrace's own first.
+    pub includes: Vec<PathBuf>,
+    /// Target architectures, as for the kernels.
+    pub archs: Vec<Arch>,
+    /// The user's `-D` definitions.
+    pub defines: Vec<(String, Option<String>)>,
+    /// The kernels' extra flags, after [`BASE_FLAGS`].
+    pub flags: Vec<String>,
+    /// `OUT_DIR`: the libraries go under `ktrace/`, the bindings beside.
+    pub out_dir: PathBuf,
+    /// The library name, without the `_traced`/`_untraced` suffix.
+    pub lib_name: String,
 }
 
-pub(crate) fn build(b: &LauncherBuild<'_>) -> Result<(), Error> {
-    // cc runs the nvcc that `NVCC` names and passes its own C++ compiler to
-    // it with -ccbin; point it at the nvcc found here.
-    std::env::set_var("NVCC", b.nvcc);
-    for (variant, traced) in [("traced", true), ("untraced", false)] {
-        let mut cc = cc::Build::new();
-        cc.cuda(true)
-            .cudart("static")
-            .out_dir(b.out_dir.join("ktrace").join(format!("launcher-{variant}")))
-            .cargo_metadata(b.cargo)
-            .warnings(false);
-        for arch in b.archs {
-            cc.flag(arch.gencode());
-        }
-        for f in BASE_FLAGS {
-            cc.flag(f);
-        }
-        if traced {
-            cc.define("KTRACE_ENABLED", Some("1"));
-        }
-        cc.include(b.include_dir);
-        for i in b.includes {
-            cc.include(i);
-        }
-        for (k, v) in b.defines {
-            cc.define(k, v.as_deref());
-        }
-        for f in b.flags {
-            cc.flag(f);
-        }
-        for s in b.sources {
-            cc.file(s);
-        }
-        cc.try_compile(&format!("{}_{variant}", b.lib_name))
+/// Builds both variants of the library with `nvcc` and, with the feature,
+/// the bindings.
+pub(crate) fn build(l: &Launchers, nvcc: &Path, cargo: bool) -> Result<(), Error> {
+    let ccbin = host_compiler(cargo)?;
+    for variant in [Variant::Traced, Variant::Untraced] {
+        library(l, nvcc, &ccbin, variant)
+            .cargo_metadata(cargo)
+            .try_compile(&format!("{}_{variant}", l.lib_name))
             .map_err(|e| Error::Launcher(e.to_string()))?;
     }
-    if b.cargo {
-        // The PyPI toolkit keeps its libraries in lib/, a system one in lib64/.
-        if let Some(root) = crate::nvcc::toolkit_root(b.nvcc) {
-            for sub in ["lib", "lib64", "lib/x64"] {
-                let d = root.join(sub);
-                if d.is_dir() {
-                    println!("cargo:rustc-link-search=native={}", d.display());
-                }
+    if cargo {
+        link_lines(nvcc);
+    }
+    bindings(l)
+}
+
+/// The C++ compiler cc would pick (`CXX` and the like), for nvcc's `-ccbin`.
+fn host_compiler(cargo: bool) -> Result<PathBuf, Error> {
+    let tool = cc::Build::new()
+        .cpp(true)
+        .cargo_metadata(cargo)
+        .try_get_compiler()
+        .map_err(|e| Error::Launcher(e.to_string()))?;
+    Ok(tool.path().to_path_buf())
+}
+
+/// One variant of the launcher library, compiled by the nvcc found for the
+/// kernels. cc's CUDA mode would run the nvcc that the `NVCC` variable
+/// names, so nvcc is given as the compiler instead; its default flags are
+/// for a host compiler and nvcc rejects them, so they are off and the ones
+/// that matter (`-ccbin`, position-independent host code) are passed here.
+fn library(l: &Launchers, nvcc: &Path, ccbin: &Path, variant: Variant) -> cc::Build {
+    let mut cc = cc::Build::new();
+    cc.cuda(true)
+        .compiler(nvcc)
+        .no_default_flags(true)
+        .cudart("static")
+        .out_dir(l.out_dir.join("ktrace").join(format!("launcher-{variant}")))
+        .warnings(false)
+        .flag(format!("-ccbin={}", ccbin.display()));
+    if env::cargo("CARGO_CFG_TARGET_OS").is_some_and(|os| os != "windows") {
+        cc.flag("-Xcompiler=-fPIC");
+    }
+    for arch in &l.archs {
+        cc.flag(arch.gencode());
+    }
+    for f in BASE_FLAGS {
+        cc.flag(f);
+    }
+    if variant == Variant::Traced {
+        cc.define("KTRACE_ENABLED", Some("1"));
+    }
+    cc.includes(&l.includes).files(&l.sources);
+    for (k, v) in &l.defines {
+        cc.define(k, v.as_deref());
+    }
+    for f in &l.flags {
+        cc.flag(f);
+    }
+    cc
+}
+
+/// The CUDA runtime's folder and the C++ runtime, for the final link.
+fn link_lines(nvcc: &Path) {
+    // The PyPI toolkit keeps its libraries in lib/, a system one in lib64/.
+    if let Some(root) = crate::nvcc::toolkit_root(nvcc) {
+        for sub in ["lib", "lib64", "lib/x64"] {
+            let d = root.join(sub);
+            if d.is_dir() {
+                println!("cargo:rustc-link-search=native={}", d.display());
             }
         }
-        if cfg!(target_os = "linux") {
-            println!("cargo:rustc-link-lib=dylib=stdc++");
-            println!("cargo:rustc-link-lib=dylib=dl");
-            println!("cargo:rustc-link-lib=dylib=rt");
-            println!("cargo:rustc-link-lib=dylib=pthread");
+    }
+    if cfg!(target_os = "linux") {
+        for lib in ["stdc++", "dl", "rt", "pthread"] {
+            println!("cargo:rustc-link-lib=dylib={lib}");
         }
     }
-    bindings(b)
 }
 
 #[cfg(feature = "launcher-bindings")]
-fn bindings(b: &LauncherBuild<'_>) -> Result<(), Error> {
+fn bindings(l: &Launchers) -> Result<(), Error> {
     use std::fmt::Write as _;
     let mut text = format!(
         "// @generated by ktrace-build {} (bindgen). Do not edit.\n\
          pub use ::ktrace_runtime::KtraceArg as ktrace_arg;\n",
         env!("CARGO_PKG_VERSION")
     );
-    for header in b.headers {
-        for traced in [true, false] {
+    for header in &l.headers {
+        for variant in [Variant::Traced, Variant::Untraced] {
             let mut builder = bindgen::Builder::default()
                 .header(header.display().to_string())
                 .clang_arg("-xc++")
                 .clang_arg("-std=c++17")
-                .clang_arg(format!("-I{}", b.include_dir.display()))
                 .allowlist_function(".*_(traced|untraced)")
                 .blocklist_type("ktrace_arg")
                 .layout_tests(false)
                 .generate_comments(true);
-            if traced {
+            if variant == Variant::Traced {
                 builder = builder.clang_arg("-DKTRACE_ENABLED=1");
             }
-            for i in b.includes {
+            for i in &l.includes {
                 builder = builder.clang_arg(format!("-I{}", i.display()));
             }
             let out = builder.generate().map_err(|e| {
@@ -112,12 +143,12 @@ fn bindings(b: &LauncherBuild<'_>) -> Result<(), Error> {
             let _ = write!(text, "{out}");
         }
     }
-    crate::write_if_changed(&b.out_dir.join("ktrace_launchers.rs"), text.as_bytes())
+    crate::write_if_changed(&l.out_dir.join("ktrace_launchers.rs"), text.as_bytes())
 }
 
 #[cfg(not(feature = "launcher-bindings"))]
-fn bindings(b: &LauncherBuild<'_>) -> Result<(), Error> {
-    if b.headers.is_empty() {
+fn bindings(l: &Launchers) -> Result<(), Error> {
+    if l.headers.is_empty() {
         Ok(())
     } else {
         Err(Error::Config(

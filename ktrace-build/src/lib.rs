@@ -51,10 +51,13 @@
 //!
 //! # Environment variables
 //!
-//! Each is read through one helper that prints `cargo:rerun-if-env-changed`.
+//! Each is read through one helper that prints `cargo:rerun-if-env-changed`,
+//! except `PATH` (as in cc-rs: it changes between shells and would rerun the
+//! build script each time).
 //!
 //! - `NVCC`: the nvcc binary. Otherwise `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`
-//!   (`<root>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`.
+//!   (`<root>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`. The
+//!   launcher library is compiled with the same nvcc.
 //! - `KTRACE_CUDA_ARCH`: comma-separated architectures (`sm_90a,sm_80`),
 //!   replacing those set with [`Build::arch`].
 //! - `KTRACE_NVCC_FLAGS`: extra nvcc flags, split on whitespace, after the
@@ -72,12 +75,19 @@
 pub mod codegen;
 pub mod env;
 mod error;
+mod execute;
 mod launcher;
 pub mod nvcc;
+mod plan;
 pub mod regions;
 pub mod scan;
+#[doc(hidden)]
+pub mod test_support;
 
 use std::path::{Path, PathBuf};
+
+use plan::Plan;
+use scan::SourceFile;
 
 pub use error::Error;
 pub use nvcc::{Arch, Variant};
@@ -232,56 +242,63 @@ impl Build {
         self
     }
 
-    /// Runs the build; on failure prints the error and exits with status 1
-    /// (no panic, no backtrace).
-    pub fn compile(&mut self) -> Output {
+    /// Runs the build; on failure prints `ktrace: ` and the error (with
+    /// its causes) and exits with status 1 (no panic, no backtrace).
+    pub fn compile(&self) -> Output {
         match self.try_compile() {
             Ok(out) => out,
             Err(e) => {
-                eprintln!("{e}");
+                eprintln!("{}", error::report(&e));
                 std::process::exit(1);
             }
         }
     }
 
     /// Runs the build, returning what went wrong instead of exiting.
-    pub fn try_compile(&mut self) -> Result<Output, Error> {
+    ///
+    /// The steps: find the sources and scan them, decide the whole build
+    /// (a pure plan: region table, module names, output paths, nvcc jobs),
+    /// find nvcc, then carry the plan out.
+    pub fn try_compile(&self) -> Result<Output, Error> {
         let cargo = self.cargo_metadata.unwrap_or(self.out_dir.is_none());
-        let out_dir = match &self.out_dir {
-            Some(d) => d.clone(),
-            None => env::cargo("OUT_DIR")
-                .map(PathBuf::from)
-                .ok_or_else(|| Error::Config("OUT_DIR is not set: call ktrace_build from a build script, or set Build::out_dir".into()))?,
-        };
-        let include_dir = out_dir.join("ktrace").join("include");
-        let image_dir = out_dir.join("ktrace").join("kernels");
-        for d in [&include_dir, &image_dir] {
-            std::fs::create_dir_all(d).map_err(|e| io(format!("creating {}", d.display()), e))?;
-        }
+        let out_dir = self.output_dir()?;
         if cargo {
-            println!("cargo:rerun-if-changed=build.rs");
-            let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-            for t in ["templates/ktrace_regions.h.hbs", "templates/ktrace.rs.hbs"] {
-                println!("cargo:rerun-if-changed={}", here.join(t).display());
-            }
-            for (name, _) in DEVICE_HEADERS {
-                println!(
-                    "cargo:rerun-if-changed={}",
-                    here.join("include").join(name).display()
-                );
-            }
+            rerun_if_crate_files_change();
         }
+        let sources = self.collect_sources(cargo)?;
+        let plan = self.plan(&out_dir, &sources)?;
+        let nvcc = self.toolchain(&plan)?;
+        execute::execute(plan, nvcc.as_deref(), cargo)
+    }
 
-        // Sources: modules, launchers, scanned-only headers.
-        let mut modules: Vec<PathBuf> = Vec::new();
-        let mut scanned: Vec<PathBuf> = Vec::new();
+    /// [`Build::out_dir`], else Cargo's `OUT_DIR`.
+    fn output_dir(&self) -> Result<PathBuf, Error> {
+        match &self.out_dir {
+            Some(d) => Ok(d.clone()),
+            None => env::cargo("OUT_DIR").map(PathBuf::from).ok_or_else(|| {
+                Error::Config(
+                    "OUT_DIR is not set: call ktrace_build from a build script, or set \
+                     Build::out_dir"
+                        .into(),
+                )
+            }),
+        }
+    }
+
+    /// The kernel modules, and every source read and scanned for markers.
+    fn collect_sources(&self, cargo: bool) -> Result<Sources, Error> {
+        let (modules, paths) = self.source_paths(cargo)?;
+        let scanned = scan_sources(&paths, cargo)?;
+        Ok(Sources { modules, scanned })
+    }
+
+    /// The kernel modules and every file to scan, both sorted, with a rerun
+    /// line for each directory searched.
+    fn source_paths(&self, cargo: bool) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Error> {
+        let mut modules = Vec::new();
+        let mut scanned = Vec::new();
         for dir in &self.kernel_dirs {
-            if cargo {
-                println!("cargo:rerun-if-changed={}", dir.display());
-            }
-            let files = scan::find_sources(dir)
-                .map_err(|e| io(format!("reading kernel directory {}", dir.display()), e))?;
-            for f in files {
+            for f in list_sources(dir, "reading kernel directory", cargo)? {
                 let is_launcher = self.launchers.iter().any(|l| same_file(l, &f));
                 if f.extension().is_some_and(|e| e == "cu") && !is_launcher {
                     modules.push(f.clone());
@@ -290,73 +307,47 @@ impl Build {
             }
         }
         for f in &self.kernels {
-            if !f.is_file() {
-                return Err(Error::Config(format!(
-                    "kernel source {} does not exist",
-                    f.display()
-                )));
-            }
+            must_exist(f, "kernel source")?;
             modules.push(f.clone());
             scanned.push(f.clone());
         }
         for dir in &self.scan_dirs {
-            if cargo {
-                println!("cargo:rerun-if-changed={}", dir.display());
-            }
-            scanned.extend(
-                scan::find_sources(dir).map_err(|e| io(format!("reading {}", dir.display()), e))?,
-            );
+            scanned.extend(list_sources(dir, "reading", cargo)?);
         }
         for f in self.launchers.iter().chain(&self.launcher_headers) {
-            if !f.is_file() {
-                return Err(Error::Config(format!(
-                    "launcher file {} does not exist",
-                    f.display()
-                )));
-            }
+            must_exist(f, "launcher file")?;
             scanned.push(f.clone());
         }
         scanned.sort();
         scanned.dedup();
         modules.sort();
         modules.dedup();
+        Ok((modules, scanned))
+    }
 
-        // Scan and intern.
-        let mut sources = Vec::new();
-        let mut bad = Vec::new();
-        for path in &scanned {
-            if cargo {
-                println!("cargo:rerun-if-changed={}", path.display());
-            }
-            let text =
-                std::fs::read(path).map_err(|e| io(format!("reading {}", path.display()), e))?;
-            let text = String::from_utf8_lossy(&text);
-            match scan::scan_source(path, &text) {
-                Ok(markers) => sources.push(scan::SourceFile {
-                    path: path.clone(),
-                    markers,
-                }),
-                Err(errs) => bad.extend(errs),
-            }
-        }
-        if !bad.is_empty() {
-            return Err(Error::Markers(bad));
-        }
-        let table = RegionTable::from_sources(&sources).map_err(Error::Config)?;
+    /// The settings with the environment applied, then the pure
+    /// [`plan::plan`] of the build.
+    fn plan(&self, out_dir: &Path, sources: &Sources) -> Result<Plan, Error> {
+        let archs = self.archs()?;
+        let flags = self.nvcc_flags();
+        plan::plan(&plan::Inputs {
+            out_dir,
+            modules: &sources.modules,
+            scanned: &sources.scanned,
+            archs: &archs,
+            includes: &self.includes,
+            defines: &self.defines,
+            flags: &flags,
+            launchers: &self.launchers,
+            launcher_headers: &self.launcher_headers,
+            lib_name: self.lib_name.as_deref().unwrap_or("ktrace_launchers"),
+        })
+    }
 
-        // Headers.
-        for (name, text) in DEVICE_HEADERS {
-            write_if_changed(&include_dir.join(name), text.as_bytes())?;
-        }
-        let file_names: Vec<String> = scanned.iter().map(|p| p.display().to_string()).collect();
-        let header = codegen::regions_header(&table, &file_names).map_err(Error::Config)?;
-        write_if_changed(
-            &include_dir.join(codegen::REGIONS_HEADER_NAME),
-            header.as_bytes(),
-        )?;
-
-        // Architectures and compiler.
-        let arch_list: Vec<String> = match env::get_string("KTRACE_CUDA_ARCH") {
+    /// The target architectures: `KTRACE_CUDA_ARCH`, else the builder's,
+    /// else [`nvcc::DEFAULT_ARCH`].
+    fn archs(&self) -> Result<Vec<Arch>, Error> {
+        let names: Vec<String> = match env::get_string("KTRACE_CUDA_ARCH") {
             Some(v) => v
                 .split(',')
                 .map(|s| s.trim().to_string())
@@ -365,122 +356,41 @@ impl Build {
             None if self.archs.is_empty() => vec![nvcc::DEFAULT_ARCH.to_string()],
             None => self.archs.clone(),
         };
-        let archs = arch_list
+        names
             .iter()
             .map(|a| Arch::parse(a))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(Error::Config)?;
+            .collect::<Result<_, _>>()
+            .map_err(Error::Config)
+    }
+
+    /// The builder's flags, then `KTRACE_NVCC_FLAGS`, then `-Xptxas -v`.
+    fn nvcc_flags(&self) -> Vec<String> {
         let mut flags = self.flags.clone();
         if let Some(extra) = env::get_string("KTRACE_NVCC_FLAGS") {
             flags.extend(extra.split_whitespace().map(str::to_string));
         }
         if self.ptxas_verbose {
-            flags.push("-Xptxas".into());
-            flags.push("-v".into());
+            flags.extend(["-Xptxas".to_string(), "-v".to_string()]);
         }
-        let needs_nvcc = !modules.is_empty() || !self.launchers.is_empty();
-        let nvcc_path = match (&self.nvcc, needs_nvcc) {
-            (_, false) => None,
-            (Some(p), _) => Some(p.clone()),
-            (None, true) => {
-                let search = nvcc::find_nvcc();
-                Some(search.found.ok_or(Error::NvccNotFound {
-                    tried: search.tried,
-                })?)
-            }
-        };
+        flags
+    }
 
-        // Module names must be distinct constants.
-        let mut entries = Vec::new();
-        let mut jobs = Vec::new();
-        let ext = if archs.len() == 1 { "cubin" } else { "fatbin" };
-        for src in &modules {
-            let stem = src
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .ok_or_else(|| Error::Config(format!("{} has no usable file name", src.display())))?
-                .to_string();
-            let const_name = codegen::const_name(&stem);
-            if let Some(prev) = entries
-                .iter()
-                .find(|e: &&codegen::ModuleEntry| e.const_name == const_name)
-            {
-                return Err(Error::Config(format!(
-                    "kernel sources {} and {} both give the module name {const_name}; rename one",
-                    prev.source,
-                    src.display()
-                )));
-            }
-            let traced = image_dir.join(format!("{stem}.traced.{ext}"));
-            let untraced = image_dir.join(format!("{stem}.untraced.{ext}"));
-            let mut includes = vec![include_dir.clone()];
-            includes.extend(self.includes.iter().cloned());
-            for (variant, output) in [(Variant::Traced, &traced), (Variant::Untraced, &untraced)] {
-                jobs.push(nvcc::NvccJob {
-                    source: src.clone(),
-                    output: output.with_extension(format!("{ext}.tmp")),
-                    variant,
-                    archs: archs.clone(),
-                    includes: includes.clone(),
-                    defines: self.defines.clone(),
-                    flags: flags.clone(),
-                });
-            }
-            entries.push(codegen::ModuleEntry {
-                name: stem,
-                const_name,
-                source: src.display().to_string(),
-                archs: archs.iter().map(Arch::sm).collect::<Vec<_>>().join(", "),
-                traced_path: format!("{:?}", traced.display().to_string()),
-                untraced_path: format!("{:?}", untraced.display().to_string()),
-            });
+    /// The nvcc to run: [`Build::nvcc`], else the first place
+    /// [`nvcc::find_nvcc`] finds one; none when the plan runs no nvcc.
+    fn toolchain(&self, plan: &Plan) -> Result<Option<PathBuf>, Error> {
+        if !plan.needs_nvcc() {
+            return Ok(None);
         }
-
-        let messages = match &nvcc_path {
-            Some(nvcc) if !jobs.is_empty() => run_jobs(nvcc, &jobs)?,
-            _ => Vec::new(),
-        };
-        for job in &jobs {
-            let done = job.output.with_extension("");
-            let bytes = std::fs::read(&job.output)
-                .map_err(|e| io(format!("reading {}", job.output.display()), e))?;
-            write_if_changed(&done, &bytes)?;
-            let _ = std::fs::remove_file(&job.output);
+        if let Some(nvcc) = &self.nvcc {
+            return Ok(Some(nvcc.clone()));
         }
-
-        let rust = codegen::rust_file(&table, &entries).map_err(Error::Config)?;
-        let rust_file = out_dir.join(codegen::RUST_FILE_NAME);
-        write_if_changed(&rust_file, rust.as_bytes())?;
-
-        if let (Some(nvcc), false) = (&nvcc_path, self.launchers.is_empty()) {
-            launcher::build(&launcher::LauncherBuild {
-                nvcc,
-                sources: &self.launchers,
-                headers: &self.launcher_headers,
-                include_dir: &include_dir,
-                includes: &self.includes,
-                archs: &archs,
-                defines: &self.defines,
-                flags: &flags,
-                out_dir: &out_dir,
-                lib_name: self.lib_name.as_deref().unwrap_or("ktrace_launchers"),
-                cargo,
-            })?;
+        let search = nvcc::find_nvcc();
+        match search.found {
+            Some(nvcc) => Ok(Some(nvcc)),
+            None => Err(Error::NvccNotFound {
+                tried: search.tried,
+            }),
         }
-
-        Ok(Output {
-            regions: table,
-            include_dir,
-            rust_file,
-            modules: entries
-                .iter()
-                .map(|e| {
-                    let ext_path = |v: &str| image_dir.join(format!("{}.{v}.{ext}", e.name));
-                    (e.name.clone(), ext_path("traced"), ext_path("untraced"))
-                })
-                .collect(),
-            nvcc_messages: messages,
-        })
     }
 }
 
@@ -488,6 +398,75 @@ impl Build {
 /// one-call form of [`Build`]. Exits with a message on failure.
 pub fn compile_kernels(dir: impl AsRef<Path>) -> Output {
     Build::new().kernel_dir(dir).compile()
+}
+
+/// The files a build reads.
+struct Sources {
+    /// The `.cu` files that become kernel modules, sorted.
+    modules: Vec<PathBuf>,
+    /// Every file scanned (the modules among them), sorted, with its markers.
+    scanned: Vec<SourceFile>,
+}
+
+/// Rerun lines for build.rs and for this crate's templates and device
+/// headers. Printing any rerun line turns off Cargo's default of rerunning
+/// the build script on every change in the package, so each input is named.
+fn rerun_if_crate_files_change() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for t in ["templates/ktrace_regions.h.hbs", "templates/ktrace.rs.hbs"] {
+        println!("cargo:rerun-if-changed={}", here.join(t).display());
+    }
+    for (name, _) in DEVICE_HEADERS {
+        println!(
+            "cargo:rerun-if-changed={}",
+            here.join("include").join(name).display()
+        );
+    }
+}
+
+/// The `.cu`/`.cuh` files under `dir`, with a rerun line for `dir`.
+fn list_sources(dir: &Path, what: &str, cargo: bool) -> Result<Vec<PathBuf>, Error> {
+    if cargo {
+        println!("cargo:rerun-if-changed={}", dir.display());
+    }
+    scan::find_sources(dir).map_err(|e| io(format!("{what} {}", dir.display()), e))
+}
+
+fn must_exist(file: &Path, what: &str) -> Result<(), Error> {
+    if file.is_file() {
+        Ok(())
+    } else {
+        Err(Error::Config(format!(
+            "{what} {} does not exist",
+            file.display()
+        )))
+    }
+}
+
+/// Reads and scans every file, with a rerun line for each. Fails listing
+/// every bad marker of every file.
+fn scan_sources(paths: &[PathBuf], cargo: bool) -> Result<Vec<SourceFile>, Error> {
+    let mut sources = Vec::new();
+    let mut bad = Vec::new();
+    for path in paths {
+        if cargo {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+        let text = std::fs::read(path).map_err(|e| io(format!("reading {}", path.display()), e))?;
+        match scan::scan_source(path, &String::from_utf8_lossy(&text)) {
+            Ok(markers) => sources.push(SourceFile {
+                path: path.clone(),
+                markers,
+            }),
+            Err(errs) => bad.extend(errs),
+        }
+    }
+    if bad.is_empty() {
+        Ok(sources)
+    } else {
+        Err(Error::Markers(bad))
+    }
 }
 
 fn io(what: String, error: std::io::Error) -> Error {
@@ -508,51 +487,4 @@ pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         return Ok(());
     }
     std::fs::write(path, bytes).map_err(|e| io(format!("writing {}", path.display()), e))
-}
-
-/// Runs nvcc jobs in parallel (`NUM_JOBS` or the machine's parallelism).
-fn run_jobs(nvcc: &Path, jobs: &[nvcc::NvccJob]) -> Result<Vec<(PathBuf, Variant, String)>, Error> {
-    let workers = env::cargo("NUM_JOBS")
-        .and_then(|v| v.into_string().ok())
-        .and_then(|v| v.parse::<usize>().ok())
-        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
-        .unwrap_or(1)
-        .clamp(1, jobs.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(job) = jobs.get(i) else { break };
-                        done.push((i, nvcc::run(nvcc, job)));
-                    }
-                    done
-                })
-            })
-            .collect();
-        let mut all: Vec<_> = handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect();
-        all.sort_by_key(|(i, _)| *i);
-        all
-    });
-    let mut messages = Vec::new();
-    for (i, r) in results {
-        let job = &jobs[i];
-        match r {
-            Ok(text) => messages.push((job.source.clone(), job.variant, text)),
-            Err(failure) => {
-                return Err(Error::Compile {
-                    source: job.source.clone(),
-                    variant: job.variant.as_str(),
-                    failure,
-                })
-            }
-        }
-    }
-    Ok(messages)
 }

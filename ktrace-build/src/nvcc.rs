@@ -84,7 +84,7 @@ pub struct NvccSearch {
     pub found: Option<PathBuf>,
 }
 
-fn exe(name: &str) -> String {
+pub(crate) fn exe(name: &str) -> String {
     if cfg!(windows) {
         format!("{name}.exe")
     } else {
@@ -94,6 +94,9 @@ fn exe(name: &str) -> String {
 
 /// Looks for nvcc: `NVCC`, then `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`
 /// (`<dir>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`.
+///
+/// Each variable but `PATH` gets a `cargo:rerun-if-env-changed` line (see
+/// [`env::path`]).
 pub fn find_nvcc() -> NvccSearch {
     let mut tried = Vec::new();
     let mut found = None;
@@ -117,7 +120,7 @@ pub fn find_nvcc() -> NvccSearch {
             None => tried.push(format!("{var}: not set")),
         }
     }
-    match env::get("PATH") {
+    match env::path() {
         Some(path) => {
             let hit = std::env::split_paths(&path)
                 .map(|d| d.join(exe("nvcc")))
@@ -158,6 +161,12 @@ impl Variant {
             Variant::Traced => "traced",
             Variant::Untraced => "untraced",
         }
+    }
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

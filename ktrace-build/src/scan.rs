@@ -90,6 +90,16 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A lexing error: the line it starts on and what is wrong.
+type LexError = (usize, String);
+
+/// An identifier in code: its byte offset, line and text.
+struct Ident<'a> {
+    start: usize,
+    line: usize,
+    text: &'a str,
+}
+
 struct Lexer<'a> {
     src: &'a [u8],
     pos: usize,
@@ -97,6 +107,14 @@ struct Lexer<'a> {
 }
 
 impl<'a> Lexer<'a> {
+    fn new(src: &'a str) -> Self {
+        Self {
+            src: src.as_bytes(),
+            pos: 0,
+            line: 1,
+        }
+    }
+
     fn peek(&self, ahead: usize) -> Option<u8> {
         self.src.get(self.pos + ahead).copied()
     }
@@ -112,7 +130,7 @@ impl<'a> Lexer<'a> {
 
     /// Skips whitespace, comments and line continuations. Returns an error
     /// line for an unterminated block comment.
-    fn skip_trivia(&mut self) -> Result<(), (usize, String)> {
+    fn skip_trivia(&mut self) -> Result<(), LexError> {
         loop {
             match (self.peek(0), self.peek(1)) {
                 (Some(c), _) if c.is_ascii_whitespace() => {
@@ -161,7 +179,7 @@ impl<'a> Lexer<'a> {
 
     /// Reads a quoted literal starting at the opening quote `q`; returns its
     /// raw contents (escapes kept).
-    fn quoted(&mut self, q: u8) -> Result<String, (usize, String)> {
+    fn quoted(&mut self, q: u8) -> Result<String, LexError> {
         let start = self.line;
         self.bump();
         let mut out = Vec::new();
@@ -191,7 +209,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Skips a raw string literal `R"delim( ... )delim"`; `pos` is at `"`.
-    fn raw_string(&mut self) -> Result<(), (usize, String)> {
+    fn raw_string(&mut self) -> Result<(), LexError> {
         let start = self.line;
         self.bump();
         let open = self.pos;
@@ -226,6 +244,83 @@ impl<'a> Lexer<'a> {
         }
         std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("")
     }
+
+    /// Skips a number, digit separators (`1'000`) and suffixes included, so
+    /// that a separator is not taken for a character literal.
+    fn number(&mut self) {
+        while self
+            .peek(0)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || c == b'\'')
+        {
+            self.pos += 1;
+        }
+    }
+
+    /// Moves past the next identifier in code, skipping whitespace,
+    /// comments, literals (with their encoding prefixes: `R"(..)"`, `u8".."`,
+    /// `L'x'`), numbers and punctuation. Returns its start, line and text,
+    /// `None` at the end, or an error line for an unterminated comment or
+    /// literal.
+    fn next_ident(&mut self) -> Result<Option<Ident<'a>>, LexError> {
+        loop {
+            self.skip_trivia()?;
+            let Some(c) = self.peek(0) else {
+                return Ok(None);
+            };
+            if c == b'"' || c == b'\'' {
+                self.quoted(c)?;
+            } else if c.is_ascii_digit() {
+                self.number();
+            } else if is_ident_start(c) {
+                let (start, line) = (self.pos, self.line);
+                let id = self.ident();
+                let next = self.peek(0);
+                if next == Some(b'"') && is_raw_prefix(id) {
+                    self.raw_string()?;
+                } else if !(matches!(id, "u8" | "u" | "U" | "L")
+                    && matches!(next, Some(b'"' | b'\'')))
+                {
+                    return Ok(Some(Ident {
+                        start,
+                        line,
+                        text: id,
+                    }));
+                }
+            } else {
+                self.bump();
+            }
+        }
+    }
+
+    /// Moves past a parenthesised argument list starting at `(`, nested
+    /// parentheses and literals included. False when the input ends first.
+    fn skip_parens(&mut self) -> bool {
+        let mut depth = 0usize;
+        loop {
+            if self.skip_trivia().is_err() {
+                return false;
+            }
+            match self.peek(0) {
+                None => return false,
+                Some(q @ (b'"' | b'\'')) => {
+                    if self.quoted(q).is_err() {
+                        return false;
+                    }
+                }
+                Some(c) => {
+                    self.bump();
+                    if c == b'(' {
+                        depth += 1;
+                    } else if c == b')' {
+                        depth -= 1;
+                        if depth == 0 {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn is_ident_start(c: u8) -> bool {
@@ -236,11 +331,7 @@ fn is_ident_start(c: u8) -> bool {
 ///
 /// Returns every marker in source order, or every bad marker found.
 pub fn scan_source(file: &Path, src: &str) -> Result<Vec<Marker>, Vec<ScanError>> {
-    let mut lx = Lexer {
-        src: src.as_bytes(),
-        pos: 0,
-        line: 1,
-    };
+    let mut lx = Lexer::new(src);
     let mut markers = Vec::new();
     let mut errors = Vec::new();
     let err = |line: usize, message: String| ScanError {
@@ -249,68 +340,34 @@ pub fn scan_source(file: &Path, src: &str) -> Result<Vec<Marker>, Vec<ScanError>
         message,
     };
     loop {
-        if let Err((line, m)) = lx.skip_trivia() {
-            errors.push(err(line, m));
-            break;
-        }
-        let Some(c) = lx.peek(0) else { break };
-        if c == b'"' {
-            if let Err((line, m)) = lx.quoted(b'"') {
+        let Ident { start, line, text } = match lx.next_ident() {
+            Ok(Some(token)) => token,
+            Ok(None) => break,
+            Err((line, m)) => {
                 errors.push(err(line, m));
                 break;
             }
-        } else if c == b'\'' {
-            // A digit separator (1'000) is not a literal: it follows a digit
-            // inside a number, which the number branch below consumes.
-            if let Err((line, m)) = lx.quoted(b'\'') {
-                errors.push(err(line, m));
-                break;
-            }
-        } else if c.is_ascii_digit() {
-            while let Some(c) = lx.peek(0) {
-                if c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || c == b'\'' {
-                    lx.pos += 1;
-                } else {
+        };
+        let Some(&macro_name) = MARKERS.iter().find(|&&m| m == text) else {
+            continue;
+        };
+        match marker_args(&mut lx, macro_name) {
+            Ok(Some(name)) => match check_name(&name) {
+                Ok(()) => markers.push(Marker {
+                    macro_name,
+                    name,
+                    line,
+                    span: start..lx.pos,
+                }),
+                Err(m) => errors.push(err(line, format!("{macro_name}: {m}"))),
+            },
+            Ok(None) => {}
+            Err((l, m)) => {
+                errors.push(err(l.max(line), format!("{macro_name}: {m}")));
+                if m.starts_with("unterminated") {
                     break;
                 }
             }
-        } else if is_ident_start(c) {
-            let line = lx.line;
-            let start = lx.pos;
-            let id = lx.ident();
-            // Encoding prefixes of literals: R"..", u8"..", L'x' and so on.
-            if lx.peek(0) == Some(b'"') && id.ends_with('R') && is_raw_prefix(id) {
-                if let Err((line, m)) = lx.raw_string() {
-                    errors.push(err(line, m));
-                    break;
-                }
-                continue;
-            }
-            if matches!(id, "u8" | "u" | "U" | "L") && matches!(lx.peek(0), Some(b'"' | b'\'')) {
-                continue;
-            }
-            if let Some(&macro_name) = MARKERS.iter().find(|&&m| m == id) {
-                match marker_args(&mut lx, macro_name) {
-                    Ok(Some(name)) => match check_name(&name) {
-                        Ok(()) => markers.push(Marker {
-                            macro_name,
-                            name,
-                            line,
-                            span: start..lx.pos,
-                        }),
-                        Err(m) => errors.push(err(line, format!("{macro_name}: {m}"))),
-                    },
-                    Ok(None) => {}
-                    Err((l, m)) => {
-                        errors.push(err(l.max(line), format!("{macro_name}: {m}")));
-                        if m.starts_with("unterminated") {
-                            break;
-                        }
-                    }
-                }
-            }
-        } else {
-            lx.bump();
         }
     }
     if errors.is_empty() {
@@ -326,7 +383,7 @@ fn is_raw_prefix(id: &str) -> bool {
 
 /// Parses the arguments of a marker whose name has just been read. Returns
 /// `None` when the identifier is not invoked (e.g. `#ifdef KTRACE_B`).
-fn marker_args(lx: &mut Lexer<'_>, macro_name: &str) -> Result<Option<String>, (usize, String)> {
+fn marker_args(lx: &mut Lexer<'_>, macro_name: &str) -> Result<Option<String>, LexError> {
     lx.skip_trivia()?;
     if lx.peek(0) != Some(b'(') {
         return Ok(None);
@@ -334,43 +391,7 @@ fn marker_args(lx: &mut Lexer<'_>, macro_name: &str) -> Result<Option<String>, (
     let open_line = lx.line;
     lx.bump();
     if macro_name.ends_with("_IF") {
-        // Skip the condition: everything up to the first top-level comma.
-        let mut depth = 0usize;
-        loop {
-            lx.skip_trivia()?;
-            match lx.peek(0) {
-                None => return Err((open_line, "unterminated marker: missing ')'".into())),
-                Some(b'"') => {
-                    lx.quoted(b'"')?;
-                }
-                Some(b'\'') => {
-                    lx.quoted(b'\'')?;
-                }
-                Some(b'(' | b'[' | b'{') => {
-                    depth += 1;
-                    lx.bump();
-                }
-                Some(b')' | b']' | b'}') => {
-                    if depth == 0 {
-                        return Err((
-                            lx.line,
-                            "expects a condition and a region name, e.g. \
-                             KTRACE_B_IF(i % 16 == 0, \"load\")"
-                                .into(),
-                        ));
-                    }
-                    depth -= 1;
-                    lx.bump();
-                }
-                Some(b',') if depth == 0 => {
-                    lx.bump();
-                    break;
-                }
-                Some(_) => {
-                    lx.bump();
-                }
-            }
-        }
+        skip_condition(lx, open_line)?;
     }
     lx.skip_trivia()?;
     let arg_line = lx.line;
@@ -399,6 +420,47 @@ fn marker_args(lx: &mut Lexer<'_>, macro_name: &str) -> Result<Option<String>, (
         ));
     }
     Ok(Some(name))
+}
+
+/// Skips the condition of a `_IF` marker: everything up to the first
+/// top-level comma, which it consumes.
+fn skip_condition(lx: &mut Lexer<'_>, open_line: usize) -> Result<(), LexError> {
+    let mut depth = 0usize;
+    loop {
+        lx.skip_trivia()?;
+        match lx.peek(0) {
+            None => return Err((open_line, "unterminated marker: missing ')'".into())),
+            Some(b'"') => {
+                lx.quoted(b'"')?;
+            }
+            Some(b'\'') => {
+                lx.quoted(b'\'')?;
+            }
+            Some(b'(' | b'[' | b'{') => {
+                depth += 1;
+                lx.bump();
+            }
+            Some(b')' | b']' | b'}') => {
+                if depth == 0 {
+                    return Err((
+                        lx.line,
+                        "expects a condition and a region name, e.g. \
+                         KTRACE_B_IF(i % 16 == 0, \"load\")"
+                            .into(),
+                    ));
+                }
+                depth -= 1;
+                lx.bump();
+            }
+            Some(b',') if depth == 0 => {
+                lx.bump();
+                return Ok(());
+            }
+            Some(_) => {
+                lx.bump();
+            }
+        }
+    }
 }
 
 /// A scanned source file.
@@ -439,72 +501,16 @@ pub fn find_sources(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 /// Used to delete markers and context macros from a source, e.g. to compare
 /// a kernel with its marker-free twin.
 pub fn invocations(src: &str, names: &[&str]) -> Vec<std::ops::Range<usize>> {
-    let mut lx = Lexer {
-        src: src.as_bytes(),
-        pos: 0,
-        line: 1,
-    };
+    let mut lx = Lexer::new(src);
     let mut out = Vec::new();
-    while lx.skip_trivia().is_ok() {
-        let Some(c) = lx.peek(0) else { break };
-        if c == b'"' || c == b'\'' {
-            if lx.quoted(c).is_err() {
-                break;
-            }
-        } else if c.is_ascii_digit() {
-            while lx
-                .peek(0)
-                .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || c == b'\'')
-            {
-                lx.pos += 1;
-            }
-        } else if is_ident_start(c) {
-            let start = lx.pos;
-            let id = lx.ident();
-            if lx.peek(0) == Some(b'"') && is_raw_prefix(id) {
-                if lx.raw_string().is_err() {
-                    break;
-                }
-                continue;
-            }
-            if !names.contains(&id) {
-                continue;
-            }
-            if lx.skip_trivia().is_err() || lx.peek(0) != Some(b'(') {
-                continue;
-            }
-            let mut depth = 0usize;
-            loop {
-                if lx.skip_trivia().is_err() {
-                    return out;
-                }
-                match lx.peek(0) {
-                    None => return out,
-                    Some(q @ (b'"' | b'\'')) => {
-                        if lx.quoted(q).is_err() {
-                            return out;
-                        }
-                    }
-                    Some(b'(') => {
-                        depth += 1;
-                        lx.bump();
-                    }
-                    Some(b')') => {
-                        depth -= 1;
-                        lx.bump();
-                        if depth == 0 {
-                            out.push(start..lx.pos);
-                            break;
-                        }
-                    }
-                    Some(_) => {
-                        lx.bump();
-                    }
-                }
-            }
-        } else {
-            lx.bump();
+    while let Ok(Some(Ident { start, text, .. })) = lx.next_ident() {
+        if !names.contains(&text) || lx.skip_trivia().is_err() || lx.peek(0) != Some(b'(') {
+            continue;
         }
+        if !lx.skip_parens() {
+            break;
+        }
+        out.push(start..lx.pos);
     }
     out
 }

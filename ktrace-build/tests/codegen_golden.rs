@@ -1,4 +1,5 @@
-//! Golden files for the generated header and Rust file.
+//! Golden files for the generated header and Rust file, and the generated
+//! tables that ktrace-runtime's GPU test compiles its probe kernel with.
 //!
 //! Refresh with `KTRACE_BLESS=1 cargo test -p ktrace-build --test codegen_golden`.
 
@@ -21,16 +22,23 @@ fn table() -> RegionTable {
 }
 
 fn check(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
+    check_file(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/golden")
+            .join(name),
+        actual,
+    );
+}
+
+/// Compares `path` with `actual`; `KTRACE_BLESS=1` rewrites it instead.
+fn check_file(path: &Path, actual: &str) {
     #[allow(clippy::disallowed_methods)]
-    let bless = std::env::var_os("KTRACE_BLESS").is_some();
+    let bless = std::env::var_os("KTRACE_BLESS").is_some_and(|v| v == "1");
     if bless {
-        std::fs::write(&path, actual).unwrap();
+        std::fs::write(path, actual).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+    let expected = std::fs::read_to_string(path).unwrap_or_else(|e| {
         panic!(
             "{}: {e}; run with KTRACE_BLESS=1 to create it",
             path.display()
@@ -80,4 +88,23 @@ fn const_names() {
     assert_eq!(codegen::const_name("big-grid"), "BIG_GRID");
     assert_eq!(codegen::const_name("3d"), "_3D");
     assert_eq!(codegen::const_name("spin"), "SPIN");
+}
+
+/// ktrace-runtime's GPU test builds `tests/gpu/probe.cu` by hand, without a
+/// build script, so the region header it includes and the table it decodes
+/// with are committed beside it. Both must be what ktrace-build generates
+/// for that kernel.
+#[test]
+fn gpu_probe_tables_are_generated() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ktrace-runtime/tests/gpu");
+    let src = std::fs::read_to_string(dir.join("probe.cu")).unwrap();
+    let path = PathBuf::from("probe.cu");
+    let markers = scan_source(&path, &src).unwrap();
+    let table = RegionTable::from_sources(&[SourceFile { path, markers }]).unwrap();
+    let header = codegen::regions_header(&table, &["probe.cu".into()]).unwrap();
+    check_file(&dir.join(codegen::REGIONS_HEADER_NAME), &header);
+    check_file(
+        &dir.join(codegen::RUST_FILE_NAME),
+        &codegen::rust_file(&table, &[]).unwrap(),
+    );
 }

@@ -4,19 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use ktrace_build::{Build, Error};
-
-fn real_nvcc() -> Option<PathBuf> {
-    let found = ktrace_build::nvcc::find_nvcc().found;
-    if found.is_none() {
-        assert!(
-            ktrace_build::env::get("KTRACE_REQUIRE_NVCC").is_none(),
-            "KTRACE_REQUIRE_NVCC is set but no nvcc was found"
-        );
-        eprintln!("skipped: no nvcc found (run scripts/setup-cuda.sh and source .cuda/env.sh)");
-    }
-    found
-}
+use ktrace_build::test_support::cuda_tools;
+use ktrace_build::{Build, Error, Variant};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
@@ -39,18 +28,19 @@ extern "C" __global__ void scale(float* x, int n, ktrace_arg trace) {
 
 #[test]
 fn real_build_writes_both_images_and_the_tables() {
-    let Some(nvcc) = real_nvcc() else { return };
+    let Some([nvcc]) = cuda_tools(["nvcc"]) else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let kdir = tmp.path().join("kernels");
     write(&kdir, "scale.cu", GOOD);
-    let out = tmp.path().join("out");
-    let o = Build::new()
+    let mut build = Build::new();
+    build
         .kernel_dir(&kdir)
         .nvcc(&nvcc)
-        .out_dir(&out)
-        .ptxas_verbose(true)
-        .try_compile()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .out_dir(tmp.path().join("out"))
+        .ptxas_verbose(true);
+    let o = build.try_compile().unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<_> = o
         .regions
         .regions()
@@ -77,30 +67,20 @@ fn real_build_writes_both_images_and_the_tables() {
         println!("{} {}: {}", src.display(), variant.as_str(), line.trim());
         assert!(msg.contains("registers"), "ptxas -v report missing: {msg}");
     }
-    // Unchanged inputs leave outputs untouched.
-    let before = std::fs::metadata(&o.rust_file).unwrap().modified().unwrap();
-    let stamp = std::fs::metadata(traced).unwrap().modified().unwrap();
+    // Unchanged inputs leave outputs untouched: the same build run again.
+    let modified = |p: &Path| std::fs::metadata(p).unwrap().modified().unwrap();
+    let (before, stamp) = (modified(&o.rust_file), modified(traced));
     std::thread::sleep(std::time::Duration::from_millis(20));
-    Build::new()
-        .kernel_dir(&kdir)
-        .nvcc(&nvcc)
-        .out_dir(&out)
-        .ptxas_verbose(true)
-        .try_compile()
-        .unwrap();
-    assert_eq!(
-        std::fs::metadata(&o.rust_file).unwrap().modified().unwrap(),
-        before
-    );
-    assert_eq!(
-        std::fs::metadata(traced).unwrap().modified().unwrap(),
-        stamp
-    );
+    build.try_compile().unwrap();
+    assert_eq!(modified(&o.rust_file), before);
+    assert_eq!(modified(traced), stamp);
 }
 
 #[test]
 fn unknown_region_name_fails_to_compile_naming_it() {
-    let Some(nvcc) = real_nvcc() else { return };
+    let Some([nvcc]) = cuda_tools(["nvcc"]) else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let kdir = tmp.path().join("kernels");
     // The header lives outside the scanned directories, so its name never
@@ -124,7 +104,7 @@ fn unknown_region_name_fails_to_compile_naming_it() {
         matches!(
             err,
             Error::Compile {
-                variant: "traced",
+                variant: Variant::Traced,
                 ..
             }
         ),
@@ -142,7 +122,9 @@ fn unknown_region_name_fails_to_compile_naming_it() {
 
 #[test]
 fn nvcc_errors_are_shown_with_file_and_line() {
-    let Some(nvcc) = real_nvcc() else { return };
+    let Some([nvcc]) = cuda_tools(["nvcc"]) else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let kdir = tmp.path().join("kernels");
     write(
@@ -157,7 +139,7 @@ fn nvcc_errors_are_shown_with_file_and_line() {
         .try_compile()
         .unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("ktrace: nvcc failed on"), "{text}");
+    assert!(text.starts_with("nvcc failed on"), "{text}");
     assert!(text.contains("broken.cu(3): error"), "{text}");
     assert!(text.contains("command: "), "{text}");
 }
@@ -231,7 +213,7 @@ fn bad_markers_fail_before_nvcc_runs_and_name_file_and_line() {
         .try_compile()
         .unwrap_err();
     let text = err.to_string();
-    assert!(text.starts_with("ktrace: 2 bad trace markers:"), "{text}");
+    assert!(text.starts_with("2 bad trace markers:"), "{text}");
     assert!(
         text.contains("k.cu:2: KTRACE_B: the region name must be one plain string literal"),
         "{text}"
@@ -276,6 +258,10 @@ fn duplicate_module_names_are_rejected() {
         .out_dir(tmp.path().join("out"))
         .try_compile()
         .unwrap_err();
+    assert!(
+        matches!(&err, Error::DuplicateModule { name, .. } if name == "K"),
+        "{err}"
+    );
     assert!(
         err.to_string().contains("both give the module name K"),
         "{err}"

@@ -20,7 +20,7 @@ fn missing_nvcc_lists_where_it_looked() {
         .unwrap_err();
     let text = err.to_string();
     assert!(
-        text.starts_with("ktrace: nvcc, the CUDA compiler, was not found."),
+        text.starts_with("nvcc, the CUDA compiler, was not found."),
         "{text}"
     );
     for needle in [

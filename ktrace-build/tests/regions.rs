@@ -60,3 +60,28 @@ fn too_many_regions_is_an_error() {
     assert_eq!(t.len(), MAX_REGIONS);
     assert_eq!(t.regions().last().unwrap().id, 0xfffe);
 }
+
+/// Ids are 16 bits and the device header reserves the largest,
+/// `KTRACE_REGION_UNKNOWN`, for names missing from the table: so a table
+/// holds at most that many regions (ids 0 to `KTRACE_REGION_UNKNOWN - 1`).
+#[test]
+fn max_regions_agrees_with_the_device_header() {
+    let layout = ktrace_build::DEVICE_HEADERS
+        .iter()
+        .find(|(name, _)| *name == "ktrace_layout.h")
+        .map(|(_, text)| *text)
+        .unwrap();
+    let value = layout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("#define KTRACE_REGION_UNKNOWN "))
+        .expect("ktrace_layout.h defines KTRACE_REGION_UNKNOWN");
+    let literal = value.split_whitespace().next().unwrap();
+    let digits = literal.trim_end_matches(['u', 'U']);
+    let unknown = match digits.strip_prefix("0x") {
+        Some(hex) => usize::from_str_radix(hex, 16),
+        None => digits.parse(),
+    }
+    .unwrap_or_else(|e| panic!("KTRACE_REGION_UNKNOWN is {literal}: {e}"));
+    assert_eq!(unknown, MAX_REGIONS);
+    assert_eq!(unknown, u16::MAX as usize);
+}

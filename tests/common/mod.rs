@@ -1,22 +1,9 @@
-//! Helpers shared by the tests that read SASS: finding cuobjdump and
-//! reading a cubin's instructions.
+//! Helpers shared by the tests that read SASS: reading a cubin's
+//! instructions. Finding cuobjdump (or skipping) is
+//! `ktrace_build::test_support::cuda_tools`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-/// cuobjdump beside nvcc, or else on `PATH`.
-pub fn cuobjdump() -> Option<PathBuf> {
-    let beside = ktrace_build::nvcc::find_nvcc()
-        .found
-        .map(|n| n.with_file_name("cuobjdump"))
-        .filter(|p| p.is_file());
-    beside.or_else(|| {
-        let path = ktrace_build::env::get("PATH")?;
-        std::env::split_paths(&path)
-            .map(|d| d.join("cuobjdump"))
-            .find(|p| p.is_file())
-    })
-}
 
 /// `(address, instruction)` of every instruction in `cubin` (of one
 /// function when `function` is given), without encodings or the `;`.
