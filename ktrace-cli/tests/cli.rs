@@ -50,6 +50,12 @@ fn assert_clean_failure(o: &Output, needle: &str) {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains(needle), "stderr lacks {needle:?}: {err}");
     assert!(!err.contains("panicked"), "{err}");
+    // One line, prefixed once by the program, not by every error it wraps.
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let message = err
+        .strip_prefix("ktrace: ")
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(!message.starts_with("ktrace: "), "{err}");
 }
 
 #[test]

@@ -18,7 +18,7 @@
 //! a panic or a huge allocation.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -249,9 +249,30 @@ pub(crate) fn write_capture(
     device: &DeviceInfo,
     regions: &Regions,
     launches: &[LaunchCapture],
-    mut w: impl Write,
+    w: impl Write,
 ) -> Result<()> {
-    let io = |e| Error::io("<capture>", e);
+    let header = file_header(device, regions, launches)?;
+    write_file(&header, launches, w).map_err(|e| Error::io("<capture>", e))
+}
+
+/// [`Capture::save`] for parts held elsewhere.
+pub(crate) fn save_capture(
+    device: &DeviceInfo,
+    regions: &Regions,
+    launches: &[LaunchCapture],
+    path: &Path,
+) -> Result<()> {
+    let header = file_header(device, regions, launches)?;
+    crate::output::write_atomic(path, |w| write_file(&header, launches, w))
+}
+
+/// Checks that the parts can be written, then encodes everything before the
+/// launches: the header, the device name and the region table.
+fn file_header(
+    device: &DeviceInfo,
+    regions: &Regions,
+    launches: &[LaunchCapture],
+) -> Result<Vec<u8>> {
     let name = device.name.as_bytes();
     if name.len() > MAX_NAME_BYTES {
         return Err(Error::Config(format!(
@@ -292,7 +313,13 @@ pub(crate) fn write_capture(
         h.extend_from_slice(&len.to_le_bytes());
         h.extend_from_slice(n);
     }
-    w.write_all(&h).map_err(io)?;
+    Ok(h)
+}
+
+/// Writes the encoded `header`, then each launch's header and raw buffer
+/// (checked by [`file_header`]).
+fn write_file(header: &[u8], launches: &[LaunchCapture], mut w: impl Write) -> io::Result<()> {
+    w.write_all(header)?;
     for l in launches {
         let s = &l.shape;
         let mut lh = Vec::with_capacity(LAUNCH_HEADER_BYTES);
@@ -312,25 +339,10 @@ pub(crate) fn write_capture(
         lh.extend_from_slice(&(l.raw.len() as u64).to_le_bytes());
         lh.extend_from_slice(&0u64.to_le_bytes());
         debug_assert_eq!(lh.len(), LAUNCH_HEADER_BYTES);
-        w.write_all(&lh).map_err(io)?;
-        w.write_all(&l.raw).map_err(io)?;
+        w.write_all(&lh)?;
+        w.write_all(&l.raw)?;
     }
-    w.flush().map_err(io)
-}
-
-/// [`Capture::save`] for parts held elsewhere.
-pub(crate) fn save_capture(
-    device: &DeviceInfo,
-    regions: &Regions,
-    launches: &[LaunchCapture],
-    path: &Path,
-) -> Result<()> {
-    crate::output::write_atomic(path, |w| {
-        write_capture(device, regions, launches, w).map_err(|e| match e {
-            Error::Io { source, .. } => source,
-            other => std::io::Error::other(other.to_string()),
-        })
-    })
+    w.flush()
 }
 
 /// Where a capture is parsed from: the bytes in memory, or a file read

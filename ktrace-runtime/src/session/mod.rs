@@ -55,10 +55,7 @@ pub fn open_device(ordinal: usize) -> Result<Arc<CudaContext>> {
                 + ", ...",
         });
     }
-    CudaContext::new(ordinal).map_err(|source| Error::Driver {
-        what: "opening the CUDA device",
-        source,
-    })
+    CudaContext::new(ordinal).map_err(driver("opening the CUDA device"))
 }
 
 /// Forces tracing on or off for the whole process (`None`: follow `KTRACE`
@@ -100,10 +97,7 @@ impl KernelModule {
 /// untraced one otherwise.
 pub fn load_module(ctx: &Arc<CudaContext>, m: &KernelModule) -> Result<Arc<CudaModule>> {
     ctx.load_module(Ptx::from_binary(m.image(enabled()).to_vec()))
-        .map_err(|source| Error::Driver {
-            what: "loading a kernel module",
-            source,
-        })
+        .map_err(driver("loading a kernel module"))
 }
 
 /// What to trace in a launch, and where the output goes.
@@ -206,7 +200,7 @@ impl std::fmt::Debug for TraceSession {
 }
 
 fn driver(what: &'static str) -> impl Fn(DriverError) -> Error {
-    move |source| Error::Driver { what, source }
+    move |error| Error::Driver { what, error }
 }
 
 fn device_info(ctx: &Arc<CudaContext>) -> DeviceInfo {
@@ -386,7 +380,7 @@ impl Drop for TraceSession {
         }
         if self.pending.get() || self.written < self.launches.len() {
             if let Err(e) = self.write() {
-                eprintln!("{e}");
+                eprintln!("ktrace: {e}");
             }
         }
     }
@@ -438,10 +432,7 @@ fn alloc_buffer(stream: &Arc<CudaStream>, shape: &LaunchShape) -> Result<CudaSli
         if e.0 == cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
             too_large(free as u64)
         } else {
-            Error::Driver {
-                what: "allocating the trace buffer",
-                source: e,
-            }
+            driver("allocating the trace buffer")(e)
         }
     })
 }
