@@ -19,6 +19,7 @@ pub enum Error {
     Config(String),
 
     /// The trace buffer does not fit in the device's free memory.
+    #[cfg(feature = "cuda")]
     #[error(
         "the trace buffer needs {asked} bytes ({slots} slots of {slot_bytes} bytes) but \
          the device has {free} bytes free; shrink it with a smaller per-warp capacity (cap), \
@@ -37,6 +38,7 @@ pub enum Error {
     },
 
     /// No CUDA driver library could be loaded (no GPU driver installed).
+    #[cfg(feature = "cuda")]
     #[error(
         "the CUDA driver library could not be loaded (tried {tried}); this machine has \
          no NVIDIA driver, or it is not on the library path (LD_LIBRARY_PATH). Tracing needs a \
@@ -48,6 +50,7 @@ pub enum Error {
     },
 
     /// A CUDA driver call failed.
+    #[cfg(feature = "cuda")]
     #[error("CUDA driver error while {what}: {error}")]
     Driver {
         /// What ktrace was doing.
