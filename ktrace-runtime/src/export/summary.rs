@@ -463,26 +463,7 @@ fn sorted_region_stats(region: u16, name: &str, d: &[u64], bins: usize) -> Regio
         us(a + (b - a) * frac)
     };
     let (min, max) = (d[0], d[n - 1]);
-    // Bin of x: floor((x - min) * bins / (max - min)), the last bin also
-    // holding max. The durations are sorted, so each bin is a run: bin b
-    // starts at the first x with x - min >= ceil(b * (max - min) / bins).
-    let mut hist = vec![0u64; bins];
-    if max > min {
-        let range = u128::from(max - min);
-        let mut start = 0;
-        for (b, h) in hist.iter_mut().enumerate() {
-            let end = if b + 1 == bins {
-                n
-            } else {
-                let edge = ((b as u128 + 1) * range).div_ceil(bins as u128);
-                d.partition_point(|&x| u128::from(x - min) < edge)
-            };
-            *h = (end - start) as u64;
-            start = end;
-        }
-    } else {
-        hist[0] = n as u64;
-    }
+    let hist = histogram(d, bins);
     RegionStats {
         region,
         name: name.to_string(),
@@ -510,6 +491,33 @@ fn sorted_region_stats(region: u16, name: &str, d: &[u64], bins: usize) -> Regio
             prob: hist.iter().map(|&c| c as f64 / n as f64).collect(),
         },
     }
+}
+
+/// Counts per bin of `d` (sorted ascending, not empty) in `bins` equal
+/// bins from its minimum to its maximum.
+fn histogram(d: &[u64], bins: usize) -> Vec<u64> {
+    let (n, min, max) = (d.len(), d[0], d[d.len() - 1]);
+    // Bin of x: floor((x - min) * bins / (max - min)), the last bin also
+    // holding max. The durations are sorted, so each bin is a run: bin b
+    // starts at the first x with x - min >= ceil(b * (max - min) / bins).
+    let mut hist = vec![0u64; bins];
+    if max > min {
+        let range = u128::from(max - min);
+        let mut start = 0;
+        for (b, h) in hist.iter_mut().enumerate() {
+            let end = if b + 1 == bins {
+                n
+            } else {
+                let edge = ((b as u128 + 1) * range).div_ceil(bins as u128);
+                d.partition_point(|&x| u128::from(x - min) < edge)
+            };
+            *h = (end - start) as u64;
+            start = end;
+        }
+    } else {
+        hist[0] = n as u64;
+    }
+    hist
 }
 
 #[cfg(test)]
