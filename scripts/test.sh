@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command: installs the CUDA toolchain when missing
-# (scripts/setup-cuda.sh), then checks formatting, lints and runs every test.
+# (scripts/setup-cuda.sh), then checks formatting, lints (also of
+# ktrace-runtime without its cuda feature), that the CLI and the fuzz targets
+# do not pull in cudarc, and runs every test.
 # No GPU is needed; tests that need one print why they were skipped.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,6 +15,36 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
+echo "== ktrace-runtime without its cuda feature"
+cargo build -p ktrace-runtime --no-default-features
+cargo clippy -p ktrace-runtime --no-default-features --all-targets -- -D warnings
+echo "== no cudarc under ktrace-cli and the fuzz targets"
+# Both depend on ktrace-runtime with default-features = false: the pure
+# core, without the device edge. Fails, naming the path, if cudarc is back.
+no_cudarc() {
+    local what=$1 tree
+    shift
+    tree=$(cargo tree "$@" -e normal --prefix none --format '{p}')
+    if grep -q '^cudarc ' <<<"$tree"; then
+        echo "error: $what depends on cudarc; it must use ktrace-runtime with" \
+            "default-features = false:" >&2
+        cargo tree "$@" -e normal -i cudarc >&2 || true
+        exit 1
+    fi
+}
+no_cudarc ktrace-cli -p ktrace-cli
+if cargo tree --manifest-path fuzz/Cargo.toml -e normal >/dev/null 2>&1; then
+    no_cudarc "the fuzz crate" --manifest-path fuzz/Cargo.toml
+else
+    # Offline, cargo cannot resolve libfuzzer-sys: check what fuzz/ asks for.
+    echo "note: cannot resolve fuzz/ (offline?); checking its manifest instead"
+    if ! grep -Eq '^ktrace-runtime = \{.*default-features = false' fuzz/Cargo.toml; then
+        echo "error: fuzz/Cargo.toml must depend on ktrace-runtime with" \
+            "default-features = false" >&2
+        exit 1
+    fi
+    no_cudarc "ktrace-runtime without default features" -p ktrace-runtime --no-default-features
+fi
 echo "== cargo test"
 cargo test --workspace --all-features
 echo "== all tests passed"

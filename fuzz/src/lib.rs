@@ -14,6 +14,8 @@
 //! - a capture that parsed writes back and parses to the same capture;
 //! - every decoded warp keeps at most `cap` events, in time order, with
 //!   `dropped = count - cap` (flushed warps) and every span begin ≤ end;
+//! - `summarize_launch` (`ktrace summary`) and `write_trace` (`ktrace
+//!   export`) give the same summary and the same diagnostics;
 //! - the Chrome trace and the summary are valid JSON (checked by the
 //!   corpus replay, not inside the fuzz targets: see [`fuzz_mode`]).
 
@@ -175,8 +177,8 @@ pub struct Exported {
 /// [`Decoder::warps`]), then [`write_trace`], the Chrome trace and the
 /// summary that `export_launch` writes; then the same summary again
 /// through `summarize_launch` (what `ktrace summary` runs), which must
-/// agree. Outside the fuzz targets ([`fuzz_mode`]) both outputs are also
-/// parsed back as JSON.
+/// agree, diagnostics included. Outside the fuzz targets ([`fuzz_mode`])
+/// both outputs are also parsed back as JSON.
 pub fn export_to_memory(
     launch: &LaunchCapture,
     device: &DeviceInfo,
@@ -198,11 +200,16 @@ pub fn export_to_memory(
     )
     .expect("writing to memory cannot fail");
     let summary_json = serde_json::to_vec_pretty(&written.summary).expect("a summary serialises");
-    let (again, _) = summarize_launch(launch, device, regions, opts)?;
+    let (again, diagnostics) = summarize_launch(launch, device, regions, opts)?;
     assert!(
         again.regions == written.summary.regions && again.per_block == written.summary.per_block,
         "summarize_launch and the streamed summary disagree"
     );
+    assert_eq!(
+        diagnostics, written.diagnostics,
+        "summarize_launch and write_trace report different diagnostics"
+    );
+    assert_eq!(again.diagnostics, written.summary.diagnostics);
     if !FUZZ_MODE.load(Ordering::Relaxed) {
         if let Err(e) = serde_json::from_slice::<serde_json::Value>(&chrome) {
             panic!(

@@ -79,36 +79,49 @@ enum BreakdownArg {
     Warp,
 }
 
+/// What can stop a command.
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    /// Reading, decoding or writing failed.
+    #[error(transparent)]
+    Runtime(#[from] ktrace_runtime::Error),
+    /// The capture file holds no launch to read.
+    #[error("{path}: the capture holds no launch")]
+    NoLaunch {
+        /// The capture file.
+        path: PathBuf,
+    },
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("ktrace: {e}");
             ExitCode::FAILURE
         }
     }
 }
 
-fn read(path: &Path) -> Result<Capture, String> {
-    let cap = Capture::read(path).map_err(|e| e.to_string())?;
+fn read(path: &Path) -> Result<Capture, CliError> {
+    let cap = Capture::read(path)?;
     if cap.launches.is_empty() {
-        return Err(format!(
-            "ktrace: {}: the capture holds no launch",
-            path.display()
-        ));
+        return Err(CliError::NoLaunch {
+            path: path.to_path_buf(),
+        });
     }
     Ok(cap)
 }
 
-fn pick(cap: &Capture, launch: Option<u32>) -> Result<Vec<&LaunchCapture>, String> {
+fn pick(cap: &Capture, launch: Option<u32>) -> Result<Vec<&LaunchCapture>, CliError> {
     match launch {
-        Some(n) => Ok(vec![cap.launch(n).map_err(|e| e.to_string())?]),
+        Some(n) => Ok(vec![cap.launch(n)?]),
         None => Ok(cap.launches.iter().collect()),
     }
 }
 
-fn run(cmd: Command) -> Result<(), String> {
+fn run(cmd: Command) -> Result<(), CliError> {
     match cmd {
         Command::Export {
             capture,
@@ -138,8 +151,7 @@ fn run(cmd: Command) -> Result<(), String> {
                 } else {
                     launch_trace_path(&base, l.shape.launch)
                 };
-                let r = export_launch(l, &cap.device, &cap.regions, &path, &opts)
-                    .map_err(|e| e.to_string())?;
+                let r = export_launch(l, &cap.device, &cap.regions, &path, &opts)?;
                 let warn = match r.diagnostics.len() {
                     0 => String::new(),
                     n => format!(", {n} warnings (see otherData.diagnostics)"),
@@ -159,8 +171,7 @@ fn run(cmd: Command) -> Result<(), String> {
             let cap = read(&capture)?;
             for l in pick(&cap, launch)? {
                 let (s, d) =
-                    summarize_launch(l, &cap.device, &cap.regions, &ExportOptions::default())
-                        .map_err(|e| e.to_string())?;
+                    summarize_launch(l, &cap.device, &cap.regions, &ExportOptions::default())?;
                 print_summary(&cap, l, &s);
                 for (kind, n) in d.counts() {
                     println!("  warning: {n} x {kind}");
@@ -182,11 +193,10 @@ fn run(cmd: Command) -> Result<(), String> {
     }
 }
 
-fn summary_of(cap: &Capture, launch: u32) -> Result<Summary, String> {
-    let l = cap.launch(launch).map_err(|e| e.to_string())?;
-    summarize_launch(l, &cap.device, &cap.regions, &ExportOptions::default())
-        .map(|(s, _)| s)
-        .map_err(|e| e.to_string())
+fn summary_of(cap: &Capture, launch: u32) -> Result<Summary, CliError> {
+    let l = cap.launch(launch)?;
+    let (s, _) = summarize_launch(l, &cap.device, &cap.regions, &ExportOptions::default())?;
+    Ok(s)
 }
 
 /// A duration given in µs, with a unit that suits it.

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use ktrace_runtime::synth::{sample_capture, sample_launch};
+use ktrace_runtime::synth::{sample_capture, sample_launch, unknown_regions_capture};
 use ktrace_runtime::Capture;
 
 struct Dir(PathBuf);
@@ -50,6 +50,12 @@ fn assert_clean_failure(o: &Output, needle: &str) {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains(needle), "stderr lacks {needle:?}: {err}");
     assert!(!err.contains("panicked"), "{err}");
+    // One line, prefixed once by the program, not by every error it wraps.
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let message = err
+        .strip_prefix("ktrace: ")
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(!message.starts_with("ktrace: "), "{err}");
 }
 
 #[test]
@@ -149,6 +155,53 @@ fn summary_table() {
         "{load}"
     );
     assert!(out.contains("warning: 1 x dropped"), "{out}");
+}
+
+/// `ktrace summary` prints the diagnostics' counts per kind and the first
+/// five messages; `ktrace export` writes them to `otherData.diagnostics`.
+/// For one capture they are the same, region ids the table lacks included.
+#[test]
+fn summary_and_export_report_the_same_diagnostics() {
+    let d = Dir::new("same-diagnostics");
+    let synthetic = d.join("unknown.ktrace");
+    unknown_regions_capture().save(&synthetic).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/h200_gemm2048.ktrace");
+    for cap in [synthetic, fixture] {
+        let trace = d.join("trace.json");
+        let o = ktrace(&["export", s(&cap), "-o", s(&trace), "--launch", "0"]);
+        assert!(o.status.success(), "{}", text(&o).1);
+        let t: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+        let exported = &t["otherData"]["diagnostics"];
+        let by_kind: Vec<String> = exported["by_kind"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(kind, n)| format!("{n} x {kind}"))
+            .collect();
+        let messages: Vec<&str> = exported["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .take(5)
+            .map(|m| m.as_str().unwrap())
+            .collect();
+
+        let o = ktrace(&["summary", s(&cap), "--launch", "0"]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        let printed_kinds: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix("warning: "))
+            .collect();
+        let printed_messages: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with("    "))
+            .map(str::trim)
+            .collect();
+        assert_eq!(printed_kinds, by_kind, "{}", cap.display());
+        assert_eq!(printed_messages, messages, "{}", cap.display());
+    }
 }
 
 #[test]

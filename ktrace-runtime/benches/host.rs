@@ -61,11 +61,11 @@ fn host(c: &mut Criterion) {
     });
     g.bench_function("summary", |b| {
         b.iter(|| {
-            let mut s = SummaryBuilder::new(SummaryOptions::default());
+            let mut s = SummaryBuilder::new(regions, SummaryOptions::default());
             for w in &warps {
                 s.add_warp(w);
             }
-            black_box(s.region_stats(regions))
+            black_box(s.region_stats())
         })
     });
     g.bench_function("export_pipeline_to_sink", |b| {
@@ -74,13 +74,13 @@ fn host(c: &mut Criterion) {
             let t0 = dec.first_event_of_launch().unwrap_or(0);
             let mut cw = ChromeWriter::begin(io::sink(), regions, ChromeOptions::default(), t0)
                 .expect("sink");
-            let mut s = SummaryBuilder::new(SummaryOptions::default());
+            let mut s = SummaryBuilder::new(regions, SummaryOptions::default());
             for w in dec.warps() {
                 cw.warp(&w).expect("sink");
                 s.add_warp(&w);
             }
             cw.finish(&serde_json::Value::Null).expect("sink");
-            black_box(s.region_stats(regions))
+            black_box(s.region_stats())
         })
     });
     g.bench_function("capture_parse", |b| {

@@ -1,4 +1,12 @@
 //! The one error type of this crate.
+//!
+//! Each message is whole: it ends with its cause's message where there is
+//! one (the driver's error, the I/O error), so [`std::error::Error::source`]
+//! is `None` and a reporter that walks the chain prints nothing twice. No
+//! message starts with `ktrace: `: the program that reports an error adds
+//! that once (the `ktrace` command, [`TraceSession`]'s drop).
+//!
+//! [`TraceSession`]: crate::TraceSession
 
 use std::path::PathBuf;
 
@@ -7,12 +15,13 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// A configuration or launch shape that cannot be traced.
-    #[error("ktrace: {0}")]
+    #[error("{0}")]
     Config(String),
 
     /// The trace buffer does not fit in the device's free memory.
+    #[cfg(feature = "cuda")]
     #[error(
-        "ktrace: the trace buffer needs {asked} bytes ({slots} slots of {slot_bytes} bytes) but \
+        "the trace buffer needs {asked} bytes ({slots} slots of {slot_bytes} bytes) but \
          the device has {free} bytes free; shrink it with a smaller per-warp capacity (cap), \
          fewer traced warps (WarpSampling::Mask/List) or fewer traced blocks \
          (BlockSampling::Stride/First)"
@@ -29,8 +38,9 @@ pub enum Error {
     },
 
     /// No CUDA driver library could be loaded (no GPU driver installed).
+    #[cfg(feature = "cuda")]
     #[error(
-        "ktrace: the CUDA driver library could not be loaded (tried {tried}); this machine has \
+        "the CUDA driver library could not be loaded (tried {tried}); this machine has \
          no NVIDIA driver, or it is not on the library path (LD_LIBRARY_PATH). Tracing needs a \
          GPU; captures can still be read with `ktrace summary` / `ktrace export`"
     )]
@@ -40,25 +50,26 @@ pub enum Error {
     },
 
     /// A CUDA driver call failed.
-    #[error("ktrace: CUDA driver error while {what}: {source}")]
+    #[cfg(feature = "cuda")]
+    #[error("CUDA driver error while {what}: {error}")]
     Driver {
         /// What ktrace was doing.
         what: &'static str,
         /// The driver's error.
-        source: cudarc::driver::DriverError,
+        error: cudarc::driver::DriverError,
     },
 
     /// Reading or writing a file failed.
-    #[error("ktrace: {path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The cause.
-        source: std::io::Error,
+        error: std::io::Error,
     },
 
     /// The file is not a ktrace capture.
-    #[error("ktrace: not a ktrace capture file (bad magic bytes {found:02x?})")]
+    #[error("not a ktrace capture file (bad magic bytes {found:02x?})")]
     BadMagic {
         /// The first bytes of the file.
         found: Vec<u8>,
@@ -66,7 +77,7 @@ pub enum Error {
 
     /// The capture was written by a newer ktrace.
     #[error(
-        "ktrace: capture format version {found} is newer than this ktrace reads (up to \
+        "capture format version {found} is newer than this ktrace reads (up to \
          {supported}); upgrade ktrace"
     )]
     NewerFormat {
@@ -78,7 +89,7 @@ pub enum Error {
 
     /// The capture holds a device buffer layout this build cannot decode.
     #[error(
-        "ktrace: capture buffer layout version {found} is not supported (this ktrace decodes \
+        "capture buffer layout version {found} is not supported (this ktrace decodes \
          layout {supported})"
     )]
     UnsupportedLayout {
@@ -90,7 +101,7 @@ pub enum Error {
 
     /// The capture ends before a field it declares.
     #[error(
-        "ktrace: capture truncated: {what} at byte {offset} needs {needed} bytes, only \
+        "capture truncated: {what} at byte {offset} needs {needed} bytes, only \
          {available} left"
     )]
     Truncated {
@@ -105,13 +116,11 @@ pub enum Error {
     },
 
     /// The capture is malformed.
-    #[error("ktrace: corrupt capture: {0}")]
+    #[error("corrupt capture: {0}")]
     Corrupt(String),
 
     /// A raw buffer does not match the launch shape it is decoded with.
-    #[error(
-        "ktrace: raw buffer of {actual} bytes does not match the launch shape ({expected} bytes)"
-    )]
+    #[error("raw buffer of {actual} bytes does not match the launch shape ({expected} bytes)")]
     BufferSize {
         /// Bytes the shape implies.
         expected: u64,
@@ -120,7 +129,7 @@ pub enum Error {
     },
 
     /// Asked for a launch that is not there.
-    #[error("ktrace: no launch {asked} (the capture holds {available} launches)")]
+    #[error("no launch {asked} (the capture holds {available} launches)")]
     NoSuchLaunch {
         /// The launch asked for.
         asked: u32,
@@ -130,10 +139,10 @@ pub enum Error {
 }
 
 impl Error {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            error,
         }
     }
 }

@@ -90,18 +90,54 @@
 //!
 //! # Features
 //!
-//! None. The `cudarc` dependency uses dynamic loading: nothing links against
-//! the CUDA driver at build time.
+//! - `cuda` (default): the device edge — [`TraceSession`], [`TraceConfig`],
+//!   [`open_device`], [`load_module`], [`KtraceArg`] as a cudarc kernel
+//!   argument (`DeviceRepr`), and the errors only the device raises
+//!   (`NoDriver`, `Driver`, `BufferTooLarge`). It brings in cudarc, which
+//!   loads the CUDA driver at run time: nothing links against it at build
+//!   time.
+//!
+//! Without it (`default-features = false`) the crate is the pure core:
+//! capture files, decoding, the Chrome trace and the summary, with no
+//! cudarc anywhere in the dependency graph. The `ktrace` command and the
+//! fuzz targets use it that way (CI checks that neither pulls in cudarc).
+//! [`include_ktrace!`], [`KernelModule`], [`enabled`] and [`set_enabled`]
+//! touch no device and are there either way.
+//!
+//! Why a feature and not a separate crate: [`KtraceArg`] reaches kernels
+//! through cudarc's `DeviceRepr`, which only the crate that defines
+//! `KtraceArg` (or cudarc) may implement for it; a separate device crate
+//! would need a wrapper type. The code ktrace-build generates names
+//! `ktrace_runtime::KernelModule` and `ktrace_runtime::KtraceArg`, one path
+//! whether or not the user has a GPU. And the edge is one module over the
+//! core's own types, errors and export options: as its own crate it would
+//! have to be released in lockstep with the buffer layout anyway. cudarc
+//! keeps its driver, NVRTC and library bindings the same way, one crate
+//! with a feature each.
 //!
 //! # Modules
 //!
-//! The buffer layout ([`layout`], checked against the C header), the launch
-//! shape and sampling ([`shape`]), decoding ([`mod@decode`]), what went wrong
-//! ([`diagnostics`]), outputs ([`chrome`], [`summary`], [`export`]), capture
-//! files ([`capture`]), and the device edge ([`session`]).
+//! The source tree follows the pipeline:
+//!
+//! ```text
+//! format/   layout.rs shape.rs regions.rs capture.rs   what the device writes, what a capture holds
+//! decode/   ring.rs calibrate.rs spans.rs mod.rs        raw buffer -> per-warp timelines
+//! export/   collect.rs chrome.rs summary.rs mod.rs      timelines -> Chrome trace and summary, one pass
+//! output.rs                                             output file names, atomic writes
+//! session/  mod.rs device.rs (feature `cuda`)           the device edge
+//! switch.rs diagnostics.rs error.rs                     tracing on/off, what went wrong
+//! ```
+//!
+//! Public modules: the buffer layout ([`layout`], checked against the C
+//! header), the launch shape and sampling ([`shape`]), region names
+//! ([`regions`]), capture files ([`capture`]), decoding ([`mod@decode`]),
+//! what went wrong ([`diagnostics`]), outputs ([`chrome`], [`summary`],
+//! [`export`], [`output`]) and, with `cuda`, the device edge ([`session`]).
 //!
 //! [ktrace]: https://github.com/ktrace-rs/ktrace
 #![deny(missing_docs)]
+// The docs name the device edge, which is not there without `cuda`.
+#![cfg_attr(not(feature = "cuda"), allow(rustdoc::broken_intra_doc_links))]
 
 mod format;
 pub use format::{capture, layout, regions, shape};
@@ -112,7 +148,9 @@ mod error;
 pub mod export;
 pub use export::{chrome, summary};
 pub mod output;
+#[cfg(feature = "cuda")]
 pub mod session;
+mod switch;
 #[doc(hidden)]
 pub mod synth;
 
@@ -124,15 +162,16 @@ pub use error::{Error, Result};
 pub use export::{export_launch, write_trace, ExportOptions, ExportReport, WrittenTrace};
 pub use layout::KtraceArg;
 pub use regions::Regions;
-pub use session::{
-    enabled, load_module, open_device, set_enabled, KernelModule, TraceConfig, TraceSession,
-};
+#[cfg(feature = "cuda")]
+pub use session::{load_module, open_device, TraceConfig, TraceSession};
 pub use shape::{BlockSampling, LaunchShape, WarpSampling};
 pub use summary::{Breakdown, Summary, SummaryOptions};
+pub use switch::{enabled, set_enabled, KernelModule};
 
 /// Includes the Rust file that ktrace-build generated in `OUT_DIR`: the
 /// region table `REGIONS` and a `kernels` module with one [`KernelModule`]
-/// per kernel file.
+/// per kernel file. Needs no feature: loading the kernels
+/// ([`load_module`]) is what needs `cuda`.
 #[macro_export]
 macro_rules! include_ktrace {
     () => {

@@ -330,6 +330,34 @@ pub fn sample_capture() -> crate::capture::Capture {
     }
 }
 
+/// A capture whose events carry region ids the table lacks: 9 and 7 in
+/// spans, 300 only in a begin without an end (no span, so no Chrome
+/// event), 0xffff in a mark; the table names 1 and 2. The Chrome writer
+/// meets them in the order 9, 7, 0xffff.
+pub fn unknown_regions_capture() -> crate::capture::Capture {
+    let launch = SynthLaunch::all_traced(1, 64, 32)
+        .with(
+            SynthWarp::new(0, 0)
+                .span(100, 200, 9)
+                .span(300, 400, 1)
+                .flush_at(1000),
+        )
+        .with(
+            SynthWarp::new(0, 1)
+                .begin(50, 300)
+                .span(100, 200, 7)
+                .mark(250, 0xffff)
+                .span(300, 400, 2)
+                .flush_at(1000),
+        )
+        .into_capture();
+    crate::capture::Capture {
+        regions: crate::regions::Regions::from_table(&[(1, "load"), (2, "mma")]),
+        launches: vec![launch],
+        ..sample_capture()
+    }
+}
+
 /// A xorshift64 generator from `seed` (not 0): the same numbers on every
 /// machine, for tests that sweep many inputs.
 pub fn xorshift64(seed: u64) -> impl FnMut() -> u64 {

@@ -185,3 +185,23 @@ fn missing_file_names_the_path() {
     let e = Capture::read("/nonexistent/x.ktrace").unwrap_err();
     assert!(e.to_string().contains("/nonexistent/x.ktrace"), "{e}");
 }
+
+#[test]
+fn a_capture_that_cannot_be_written_keeps_its_error_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out/x.ktrace");
+    let mut cap = sample_capture();
+    cap.launches[1].raw.pop();
+    let e = cap.save(&path).unwrap_err();
+    assert!(matches!(e, Error::BufferSize { .. }), "{e:?}");
+    assert!(!dir.path().join("out").exists());
+}
+
+#[test]
+fn messages_carry_their_cause_once_and_no_prefix() {
+    let e = Capture::read("/nonexistent/x.ktrace").unwrap_err();
+    let text = e.to_string();
+    assert!(!text.starts_with("ktrace:"), "{text}");
+    assert_eq!(text.matches("No such file").count(), 1, "{text}");
+    assert!(std::error::Error::source(&e).is_none());
+}

@@ -128,7 +128,10 @@ fn rust_view() -> BTreeMap<String, u64> {
     );
     put("define KTRACE_MIN_CAP", u64::from(layout::MIN_CAP));
     put("define KTRACE_MAX_CAP", u64::from(layout::MAX_CAP));
-    put("define KTRACE_EVENT_ANCHOR", u64::from(layout::EVENT_ANCHOR));
+    put(
+        "define KTRACE_EVENT_ANCHOR",
+        u64::from(layout::EVENT_ANCHOR),
+    );
     put(
         "define KTRACE_ANCHOR_CYCLES_DEFAULT",
         u64::from(layout::ANCHOR_CYCLES_DEFAULT),

@@ -41,6 +41,7 @@ fn a_panic_during_a_write_never_produces_the_output_file() {
     assert!(!path.exists(), "a half-written trace.json exists");
 }
 
+#[cfg(feature = "cuda")]
 #[test]
 fn no_driver_is_an_error_not_a_panic() {
     // SAFETY: only probes whether the library can be loaded.

@@ -10,9 +10,10 @@
 //! events, marks thread-scoped instants (`i`, `"s":"t"`), unless
 //! [`ChromeOptions::raw_events`] asks for the raw `B`/`E` events.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::{self, Write};
 
+use super::region_slots::RegionSlots;
 use crate::decode::{Span, TimedEvent, WarpTrace};
 use crate::layout::EventKind;
 use crate::regions::Regions;
@@ -159,13 +160,8 @@ pub struct ChromeWriter<W: Write> {
     t0: i64,
     first: bool,
     seen_pids: HashSet<u64>,
-    /// Region ids below this index `heads` and `tails` directly: the table's
-    /// ids (at least 64 of them).
-    dense: usize,
-    /// Slots of ids at or above `dense` (ids the table lacks, only in
-    /// corrupt buffers), from `dense` on, in order seen. Keeps a stray id
-    /// like 0xffff from sizing the tables.
-    sparse: HashMap<u16, usize>,
+    /// Indices of region ids into `heads` and `tails`.
+    slots: RegionSlots,
     /// Per slot, once seen: `{"name":NAME,"ph":`.
     heads: Vec<Option<Box<[u8]>>>,
     /// Per slot: `,"pid":..,"tid":..,"cname":"..","args":{..}}` for the
@@ -179,7 +175,6 @@ pub struct ChromeWriter<W: Write> {
     args: Vec<u8>,
     regions: Regions,
     events: u64,
-    unknown_regions: Vec<u16>,
 }
 
 impl<W: Write> ChromeWriter<W> {
@@ -194,12 +189,7 @@ impl<W: Write> ChromeWriter<W> {
             t0: t0_ps,
             first: true,
             seen_pids: HashSet::new(),
-            dense: regions
-                .iter()
-                .last()
-                .map_or(0, |(id, _)| usize::from(id) + 1)
-                .max(64),
-            sparse: HashMap::new(),
+            slots: RegionSlots::new(regions),
             heads: Vec::new(),
             tails: Vec::new(),
             warp_no: 0,
@@ -207,18 +197,12 @@ impl<W: Write> ChromeWriter<W> {
             args: Vec::new(),
             regions: regions.clone(),
             events: 0,
-            unknown_regions: Vec::new(),
         })
     }
 
     /// Trace events written so far (metadata events not counted).
     pub fn events_written(&self) -> u64 {
         self.events
-    }
-
-    /// Region ids seen that the region table does not name, in order seen.
-    pub fn unknown_regions(&self) -> &[u16] {
-        &self.unknown_regions
     }
 
     /// Starts the next event: hands a full chunk to the writer, then the
@@ -236,33 +220,12 @@ impl<W: Write> ChromeWriter<W> {
         Ok(())
     }
 
-    /// The index of `region` in `heads` and `tails`.
-    #[inline]
-    fn slot(&mut self, region: u16) -> usize {
-        let i = usize::from(region);
-        if i < self.dense {
-            i
-        } else {
-            self.sparse_slot(region)
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn sparse_slot(&mut self, region: u16) -> usize {
-        let next = self.dense + self.sparse.len();
-        *self.sparse.entry(region).or_insert(next)
-    }
-
     /// Appends `{"name":NAME,"ph":` for `region`, whose slot is `i`.
     fn push_head(&mut self, i: usize, region: u16) -> io::Result<()> {
         if i >= self.heads.len() {
             self.heads.resize(i + 1, None);
         }
         if self.heads[i].is_none() {
-            if self.regions.get(region).is_none() {
-                self.unknown_regions.push(region);
-            }
             let name = json_str(&self.regions.name(region))?;
             let head = format!("{{\"name\":{name},\"ph\":");
             self.heads[i] = Some(head.into_bytes().into_boxed_slice());
@@ -388,7 +351,7 @@ impl<W: Write> ChromeWriter<W> {
 
     fn span(&mut self, s: &Span) -> io::Result<()> {
         self.sep()?;
-        let slot = self.slot(s.region);
+        let slot = self.slots.index(s.region);
         self.push_head(slot, s.region)?;
         self.out.extend_from_slice(b"\"X\",\"ts\":");
         push_us(&mut self.out, s.start_ps.saturating_sub(self.t0));
@@ -401,7 +364,7 @@ impl<W: Write> ChromeWriter<W> {
 
     fn event(&mut self, e: &TimedEvent) -> io::Result<()> {
         self.sep()?;
-        let slot = self.slot(e.region);
+        let slot = self.slots.index(e.region);
         self.push_head(slot, e.region)?;
         self.out.extend_from_slice(match e.kind {
             EventKind::Begin => b"\"B\",\"ts\":",
@@ -511,7 +474,6 @@ mod tests {
         // 64 direct slots, then one per stray id: not 0x10000.
         assert_eq!(w.heads.len(), 66);
         assert_eq!(w.tails.len(), 66);
-        assert_eq!(w.unknown_regions(), [0xffff, 0xfffe]);
         assert_eq!(w.events_written(), 5);
         let out = w.finish(&serde_json::Value::Null).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();

@@ -2,6 +2,8 @@
 //! and written atomically.
 
 pub mod chrome;
+mod collect;
+mod region_slots;
 pub mod summary;
 
 use std::borrow::Borrow;
@@ -9,13 +11,14 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::capture::{DeviceInfo, LaunchCapture};
-use crate::chrome::{ChromeOptions, ChromeWriter};
 use crate::decode::{DecodeOptions, Decoder, WarpTrace};
-use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::Diagnostics;
 use crate::error::Result;
 use crate::output::{summary_path, write_atomic};
 use crate::regions::Regions;
-use crate::summary::{Summary, SummaryBuilder, SummaryOptions};
+use chrome::{ChromeOptions, ChromeWriter};
+use collect::LaunchCollector;
+use summary::{Summary, SummaryOptions};
 
 /// Diagnostic messages kept in output files (counts cover all of them).
 const DIAGNOSTICS_IN_FILES: usize = 200;
@@ -96,33 +99,8 @@ fn other_data(
     })
 }
 
-fn build_summary(
-    trace: &Path,
-    dec: &Decoder<'_>,
-    builder: SummaryBuilder,
-    regions: &Regions,
-    diagnostics: &Diagnostics,
-) -> Summary {
-    let s = dec.shape();
-    let (region_stats, per_block) = builder.finish(regions);
-    Summary {
-        trace: trace.display().to_string(),
-        display_time_unit: "ns".into(),
-        scale: 1e-3,
-        blocks: s.total_blocks(),
-        warps_per_block: s.warps_per_block(),
-        per_warp_cap: s.cap(),
-        launch: s.launch,
-        blocks_traced: s.blocks_traced,
-        warps_traced: s.warps_traced(),
-        percentile_method: "linear".into(),
-        regions: region_stats,
-        diagnostics: diagnostics.to_json(DIAGNOSTICS_IN_FILES),
-        per_block,
-    }
-}
-
-/// Decodes a launch and computes its summary, writing nothing.
+/// Decodes a launch and computes its summary, writing nothing. The
+/// diagnostics are the ones [`write_trace`] reports for the same launch.
 pub fn summarize_launch(
     launch: &LaunchCapture,
     device: &DeviceInfo,
@@ -130,26 +108,11 @@ pub fn summarize_launch(
     opts: &ExportOptions,
 ) -> Result<(Summary, Diagnostics)> {
     let dec = Decoder::new(&launch.raw, &launch.shape, &opts.decode_for(device))?;
-    let mut builder = SummaryBuilder::new(opts.summary);
-    let mut diagnostics = dec.diagnostics().clone();
-    let mut unknown = std::collections::BTreeSet::new();
+    let mut collector = LaunchCollector::new(&dec, regions, opts.summary);
     for w in dec.warps() {
-        builder.add_warp(&w);
-        diagnostics.extend(w.diagnostics.iter().cloned());
-        unknown.extend(
-            w.events
-                .iter()
-                .map(|e| e.region)
-                .filter(|&r| regions.get(r).is_none()),
-        );
+        collector.add_warp(&w);
     }
-    diagnostics.extend(
-        unknown
-            .into_iter()
-            .map(|region| Diagnostic::UnknownRegion { region }),
-    );
-    let summary = build_summary(Path::new(""), &dec, builder, regions, &diagnostics);
-    Ok((summary, diagnostics))
+    Ok(collector.finish(Path::new("")))
 }
 
 /// A Chrome trace as [`write_trace`] wrote it, and the summary beside it.
@@ -158,7 +121,8 @@ pub struct WrittenTrace {
     /// Trace events written (complete, instant or begin/end events).
     pub events: u64,
     /// Everything that went wrong: the decoder's, every warp's, and one
-    /// per region id the table lacks.
+    /// per region id of a decoded event that the table lacks, by id (the
+    /// same as [`summarize_launch`] reports).
     pub diagnostics: Diagnostics,
     /// The summary (not written anywhere).
     pub summary: Summary,
@@ -180,22 +144,16 @@ pub fn write_trace<W: Write, T: Borrow<WarpTrace>>(
     w: W,
 ) -> io::Result<WrittenTrace> {
     let t0 = dec.first_event_of_launch().unwrap_or(0);
-    let mut builder = SummaryBuilder::new(opts.summary);
-    let mut diagnostics = dec.diagnostics().clone();
+    let mut collector = LaunchCollector::new(dec, regions, opts.summary);
     let mut cw = ChromeWriter::begin(w, regions, opts.chrome, t0)?;
     for warp in warps {
         let warp = warp.borrow();
         cw.warp(warp)?;
-        builder.add_warp(warp);
-        diagnostics.extend(warp.diagnostics.iter().cloned());
-    }
-    for &r in cw.unknown_regions() {
-        diagnostics.push(Diagnostic::UnknownRegion { region: r });
+        collector.add_warp(warp);
     }
     let events = cw.events_written();
-    let other = other_data(dec, device, &diagnostics, events, t0);
-    cw.finish(&other)?;
-    let summary = build_summary(trace_name, dec, builder, regions, &diagnostics);
+    let (summary, diagnostics) = collector.finish(trace_name);
+    cw.finish(&other_data(dec, device, &diagnostics, events, t0))?;
     Ok(WrittenTrace {
         events,
         diagnostics,

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::region_slots::RegionSlots;
 use crate::decode::WarpTrace;
 use crate::regions::Regions;
 
@@ -201,21 +202,18 @@ impl Acc {
 
 type Totals = BTreeMap<u16, Acc>;
 
-/// Region ids below this are indexed directly by [`SummaryBuilder`].
-const DENSE_IDS: usize = 256;
-
 /// Collects span durations warp by warp.
 ///
 /// Every span's duration is kept (8 bytes a span), since exact percentiles
 /// need them all.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SummaryBuilder {
     opts: SummaryOptions,
-    /// Durations in ps, indexed by region id, for ids below [`DENSE_IDS`].
+    regions: Regions,
+    /// Indices of region ids into `durations`.
+    slots: RegionSlots,
+    /// Durations in ps, per region index.
     durations: Vec<Vec<u64>>,
-    /// Durations in ps of higher ids (only corrupt buffers carry them), so
-    /// that a stray id like 0xffff does not size `durations`.
-    sparse: BTreeMap<u16, Vec<u64>>,
     blocks: BTreeMap<u32, (u16, Totals, BTreeMap<u16, Totals>)>,
 }
 
@@ -224,20 +222,25 @@ fn us(ps: f64) -> f64 {
 }
 
 impl SummaryBuilder {
-    /// An empty builder.
-    pub fn new(opts: SummaryOptions) -> Self {
+    /// An empty builder for spans of the regions in `regions` (which
+    /// also names them in the statistics).
+    pub fn new(regions: &Regions, opts: SummaryOptions) -> Self {
         SummaryBuilder {
             opts,
-            ..Default::default()
+            regions: regions.clone(),
+            slots: RegionSlots::new(regions),
+            durations: Vec::new(),
+            blocks: BTreeMap::new(),
         }
     }
 
     /// Adds one warp's spans.
     pub fn add_warp(&mut self, w: &WarpTrace) {
         for s in &w.spans {
-            match self.durations.get_mut(usize::from(s.region)) {
+            let i = self.slots.index(s.region);
+            match self.durations.get_mut(i) {
                 Some(d) => d.push(s.dur_ps()),
-                None => self.push_new_region(s.region, s.dur_ps()),
+                None => self.push_new_region(i, s.dur_ps()),
             }
         }
         if self.opts.breakdown == Breakdown::None {
@@ -268,28 +271,25 @@ impl SummaryBuilder {
     /// Adds a duration of a region that `durations` does not reach yet.
     #[cold]
     #[inline(never)]
-    fn push_new_region(&mut self, region: u16, dur_ps: u64) {
-        let r = usize::from(region);
-        if r < DENSE_IDS {
-            self.durations.resize_with(r + 1, Vec::new);
-            self.durations[r].push(dur_ps);
-        } else {
-            self.sparse.entry(region).or_default().push(dur_ps);
-        }
+    fn push_new_region(&mut self, index: usize, dur_ps: u64) {
+        self.durations.resize_with(index + 1, Vec::new);
+        self.durations[index].push(dur_ps);
     }
 
-    /// Every region's durations, by id.
-    fn by_region(&self) -> impl Iterator<Item = (u16, &[u64])> {
-        let dense = self.durations.iter().enumerate();
-        let dense = dense.map(|(id, d)| (id as u16, d.as_slice()));
-        let sparse = self.sparse.iter().map(|(&id, d)| (id, d.as_slice()));
-        dense.chain(sparse).filter(|(_, d)| !d.is_empty())
+    /// Every region that has durations: (id, index into `durations`), by id.
+    fn by_region(&self) -> impl Iterator<Item = (u16, usize)> + '_ {
+        self.slots
+            .by_id(self.durations.len())
+            .filter(|&(_, i)| !self.durations[i].is_empty())
     }
 
-    /// Per-region statistics of everything added.
-    pub fn region_stats(&self, regions: &Regions) -> Vec<RegionStats> {
+    /// Per-region statistics of everything added, by region id.
+    pub fn region_stats(&self) -> Vec<RegionStats> {
         self.by_region()
-            .map(|(id, d)| region_stats(id, &regions.name(id), d, self.opts.hist_bins))
+            .map(|(id, i)| {
+                let name = self.regions.name(id);
+                region_stats(id, &name, &self.durations[i], self.opts.hist_bins)
+            })
             .collect()
     }
 
@@ -297,29 +297,21 @@ impl SummaryBuilder {
     /// [`SummaryBuilder::region_stats`] and [`SummaryBuilder::breakdown`]),
     /// sorting the durations in place instead of copying them, and freeing
     /// each region's as soon as its statistics are done.
-    pub fn finish(mut self, regions: &Regions) -> (Vec<RegionStats>, Option<Vec<BlockBreakdown>>) {
-        let breakdown = self.breakdown(regions);
-        let mut stats = Vec::new();
-        let dense = self.durations.iter_mut().enumerate();
-        let dense = dense.map(|(id, d)| (id as u16, d));
-        for (id, d) in dense.chain(self.sparse.iter_mut().map(|(&id, d)| (id, d))) {
-            if d.is_empty() {
-                continue;
-            }
-            let mut d = std::mem::take(d);
+    pub fn finish(mut self) -> (Vec<RegionStats>, Option<Vec<BlockBreakdown>>) {
+        let breakdown = self.breakdown();
+        let order: Vec<(u16, usize)> = self.by_region().collect();
+        let mut stats = Vec::with_capacity(order.len());
+        for (id, i) in order {
+            let mut d = std::mem::take(&mut self.durations[i]);
             sort_durations(&mut d);
-            stats.push(sorted_region_stats(
-                id,
-                &regions.name(id),
-                &d,
-                self.opts.hist_bins,
-            ));
+            let name = self.regions.name(id);
+            stats.push(sorted_region_stats(id, &name, &d, self.opts.hist_bins));
         }
         (stats, breakdown)
     }
 
     /// The per-block breakdown, if one was asked for.
-    pub fn breakdown(&self, regions: &Regions) -> Option<Vec<BlockBreakdown>> {
+    pub fn breakdown(&self) -> Option<Vec<BlockBreakdown>> {
         if self.opts.breakdown == Breakdown::None {
             return None;
         }
@@ -327,7 +319,7 @@ impl SummaryBuilder {
             t.iter()
                 .map(|(&id, a)| RegionTotals {
                     region: id,
-                    name: regions.name(id).into_owned(),
+                    name: self.regions.name(id).into_owned(),
                     count: a.count,
                     total_dur: us(a.total as f64),
                     mean_dur: us(a.total as f64 / a.count as f64),
@@ -471,26 +463,7 @@ fn sorted_region_stats(region: u16, name: &str, d: &[u64], bins: usize) -> Regio
         us(a + (b - a) * frac)
     };
     let (min, max) = (d[0], d[n - 1]);
-    // Bin of x: floor((x - min) * bins / (max - min)), the last bin also
-    // holding max. The durations are sorted, so each bin is a run: bin b
-    // starts at the first x with x - min >= ceil(b * (max - min) / bins).
-    let mut hist = vec![0u64; bins];
-    if max > min {
-        let range = u128::from(max - min);
-        let mut start = 0;
-        for (b, h) in hist.iter_mut().enumerate() {
-            let end = if b + 1 == bins {
-                n
-            } else {
-                let edge = ((b as u128 + 1) * range).div_ceil(bins as u128);
-                d.partition_point(|&x| u128::from(x - min) < edge)
-            };
-            *h = (end - start) as u64;
-            start = end;
-        }
-    } else {
-        hist[0] = n as u64;
-    }
+    let hist = histogram(d, bins);
     RegionStats {
         region,
         name: name.to_string(),
@@ -520,6 +493,33 @@ fn sorted_region_stats(region: u16, name: &str, d: &[u64], bins: usize) -> Regio
     }
 }
 
+/// Counts per bin of `d` (sorted ascending, not empty) in `bins` equal
+/// bins from its minimum to its maximum.
+fn histogram(d: &[u64], bins: usize) -> Vec<u64> {
+    let (n, min, max) = (d.len(), d[0], d[d.len() - 1]);
+    // Bin of x: floor((x - min) * bins / (max - min)), the last bin also
+    // holding max. The durations are sorted, so each bin is a run: bin b
+    // starts at the first x with x - min >= ceil(b * (max - min) / bins).
+    let mut hist = vec![0u64; bins];
+    if max > min {
+        let range = u128::from(max - min);
+        let mut start = 0;
+        for (b, h) in hist.iter_mut().enumerate() {
+            let end = if b + 1 == bins {
+                n
+            } else {
+                let edge = ((b as u128 + 1) * range).div_ceil(bins as u128);
+                d.partition_point(|&x| u128::from(x - min) < edge)
+            };
+            *h = (end - start) as u64;
+            start = end;
+        }
+    } else {
+        hist[0] = n as u64;
+    }
+    hist
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -539,10 +539,11 @@ mod tests {
         );
         let d = decode(&l.raw, &l.shape, &DecodeOptions::default()).unwrap();
         let regions = Regions::from_table(&[(1, "mma")]);
-        let mut b = SummaryBuilder::new(SummaryOptions::default());
+        let mut b = SummaryBuilder::new(&regions, SummaryOptions::default());
         b.add_warp(&d.warps[0]);
-        assert_eq!(b.durations.len(), 2);
-        let stats = b.region_stats(&regions);
+        // 64 direct slots, then one per stray id: not 0x10000.
+        assert_eq!(b.durations.len(), 66);
+        let stats = b.region_stats();
         let got: Vec<(u16, &str, u64)> = stats
             .iter()
             .map(|s| (s.region, s.name.as_str(), s.count))
@@ -555,7 +556,7 @@ mod tests {
                 (0xffff, "region 65535", 2)
             ]
         );
-        assert_eq!(b.finish(&regions).0, stats);
+        assert_eq!(b.finish().0, stats);
     }
 
     #[test]

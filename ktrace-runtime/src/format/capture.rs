@@ -18,7 +18,7 @@
 //! a panic or a huge allocation.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -118,36 +118,7 @@ impl Capture {
     }
 
     fn parse<S: Source>(mut r: Reader<S>) -> Result<Capture> {
-        let magic: [u8; 8] = r.array("magic")?;
-        if magic != MAGIC {
-            return Err(Error::BadMagic {
-                found: magic.to_vec(),
-            });
-        }
-        let format = r.u16("format version")?;
-        if format > FORMAT_VERSION {
-            return Err(Error::NewerFormat {
-                found: format,
-                supported: FORMAT_VERSION,
-            });
-        }
-        if format == 0 {
-            return Err(Error::Corrupt("format version 0".into()));
-        }
-        let layout = r.u16("layout version")?;
-        if !(OLDEST_LAYOUT_VERSION..=LAYOUT_VERSION).contains(&u32::from(layout)) {
-            return Err(Error::UnsupportedLayout {
-                found: layout,
-                supported: LAYOUT_VERSION as u16,
-            });
-        }
-        let launch_count = r.u32("launch count")?;
-        let sm_count = r.u32("SM count")?;
-        let clock_khz = r.u32("clock rate")?;
-        let _flags = r.u32("flags")?;
-        let _reserved = r.u32("reserved")?;
-        debug_assert_eq!(r.pos, HEADER_BYTES as u64);
-
+        let (launch_count, sm_count, clock_khz, layout_version) = r.header()?;
         let name_len = r.u32("device name length")? as usize;
         if name_len > MAX_NAME_BYTES {
             return Err(Error::Corrupt(format!(
@@ -155,27 +126,7 @@ impl Capture {
             )));
         }
         let name = r.string(name_len, "device name")?;
-
-        let region_count = r.u32("region count")?;
-        if region_count > 65536 {
-            return Err(Error::Corrupt(format!(
-                "{region_count} regions (at most 65536)"
-            )));
-        }
-        let mut regions = Regions::new();
-        let mut last: Option<u16> = None;
-        for _ in 0..region_count {
-            let id = r.u16("region id")?;
-            let len = r.u16("region name length")? as usize;
-            let n = r.string(len, "region name")?;
-            if last.is_some_and(|l| id <= l) {
-                return Err(Error::Corrupt(format!(
-                    "region ids not increasing at id {id}"
-                )));
-            }
-            last = Some(id);
-            regions.insert(id, n);
-        }
+        let regions = r.region_table()?;
 
         // Each launch needs at least its header: a count the file cannot hold
         // is refused before anything is allocated for it.
@@ -188,47 +139,9 @@ impl Capture {
                 available: r.left(),
             });
         }
-        let mut launches = Vec::with_capacity(launch_count as usize);
-        for i in 0..launch_count {
-            let at = r.pos;
-            let launch = r.u32("launch index")?;
-            let grid = [r.u32("grid")?, r.u32("grid")?, r.u32("grid")?];
-            let block = [r.u32("block")?, r.u32("block")?, r.u32("block")?];
-            let cap_log2 = r.u32("cap_log2")?;
-            let warp_mask = r.u32("warp mask")?;
-            let warps_traced = r.u32("warps traced")?;
-            let block_stride = r.u32("block stride")?;
-            let blocks_traced = r.u32("blocks traced")?;
-            let raw_len = r.u64("raw length")?;
-            let _reserved = r.u64("reserved")?;
-            let shape = LaunchShape {
-                grid,
-                block,
-                cap_log2,
-                warp_mask,
-                block_stride,
-                blocks_traced,
-                launch,
-            };
-            shape
-                .validate()
-                .map_err(|e| Error::Corrupt(format!("launch record {i} at byte {at}: {e}")))?;
-            if warps_traced != shape.warps_traced() {
-                return Err(Error::Corrupt(format!(
-                    "launch record {i}: {warps_traced} warps traced but the mask {warp_mask:#x} \
-                     has {}",
-                    shape.warps_traced()
-                )));
-            }
-            if Some(raw_len) != shape.buffer_bytes() {
-                return Err(Error::Corrupt(format!(
-                    "launch record {i}: raw buffer of {raw_len} bytes, the shape needs {}",
-                    shape.buffer_bytes().unwrap_or(u64::MAX)
-                )));
-            }
-            let raw = r.vec(raw_len, "raw buffer")?;
-            launches.push(LaunchCapture { shape, raw });
-        }
+        let launches = (0..launch_count)
+            .map(|i| r.launch_record(i))
+            .collect::<Result<Vec<_>>>()?;
         if r.left() != 0 {
             return Err(Error::Corrupt(format!(
                 "{} unexpected bytes after the last launch",
@@ -240,7 +153,7 @@ impl Capture {
                 name,
                 sm_count,
                 clock_khz,
-                layout_version: u32::from(layout),
+                layout_version,
             },
             regions,
             launches,
@@ -265,9 +178,30 @@ pub(crate) fn write_capture(
     device: &DeviceInfo,
     regions: &Regions,
     launches: &[LaunchCapture],
-    mut w: impl Write,
+    w: impl Write,
 ) -> Result<()> {
-    let io = |e| Error::io("<capture>", e);
+    let header = file_header(device, regions, launches)?;
+    write_file(&header, launches, w).map_err(|e| Error::io("<capture>", e))
+}
+
+/// [`Capture::save`] for parts held elsewhere.
+pub(crate) fn save_capture(
+    device: &DeviceInfo,
+    regions: &Regions,
+    launches: &[LaunchCapture],
+    path: &Path,
+) -> Result<()> {
+    let header = file_header(device, regions, launches)?;
+    crate::output::write_atomic(path, |w| write_file(&header, launches, w))
+}
+
+/// Checks that the parts can be written, then encodes everything before the
+/// launches: the header, the device name and the region table.
+fn file_header(
+    device: &DeviceInfo,
+    regions: &Regions,
+    launches: &[LaunchCapture],
+) -> Result<Vec<u8>> {
     let name = device.name.as_bytes();
     if name.len() > MAX_NAME_BYTES {
         return Err(Error::Config(format!(
@@ -314,7 +248,13 @@ pub(crate) fn write_capture(
         h.extend_from_slice(&len.to_le_bytes());
         h.extend_from_slice(n);
     }
-    w.write_all(&h).map_err(io)?;
+    Ok(h)
+}
+
+/// Writes the encoded `header`, then each launch's header and raw buffer
+/// (checked by [`file_header`]).
+fn write_file(header: &[u8], launches: &[LaunchCapture], mut w: impl Write) -> io::Result<()> {
+    w.write_all(header)?;
     for l in launches {
         let s = &l.shape;
         let mut lh = Vec::with_capacity(LAUNCH_HEADER_BYTES);
@@ -334,25 +274,116 @@ pub(crate) fn write_capture(
         lh.extend_from_slice(&(l.raw.len() as u64).to_le_bytes());
         lh.extend_from_slice(&0u64.to_le_bytes());
         debug_assert_eq!(lh.len(), LAUNCH_HEADER_BYTES);
-        w.write_all(&lh).map_err(io)?;
-        w.write_all(&l.raw).map_err(io)?;
+        w.write_all(&lh)?;
+        w.write_all(&l.raw)?;
     }
-    w.flush().map_err(io)
+    w.flush()
 }
 
-/// [`Capture::save`] for parts held elsewhere.
-pub(crate) fn save_capture(
-    device: &DeviceInfo,
-    regions: &Regions,
-    launches: &[LaunchCapture],
-    path: &Path,
-) -> Result<()> {
-    crate::output::write_atomic(path, |w| {
-        write_capture(device, regions, launches, w).map_err(|e| match e {
-            Error::Io { source, .. } => source,
-            other => std::io::Error::other(other.to_string()),
-        })
-    })
+/// The sections of a capture file, read in order.
+impl<S: Source> Reader<S> {
+    /// The fixed header: checks the magic and versions, returns the launch
+    /// count, the SM count, the clock rate and the layout version.
+    fn header(&mut self) -> Result<(u32, u32, u32, u32)> {
+        let magic: [u8; 8] = self.array("magic")?;
+        if magic != MAGIC {
+            return Err(Error::BadMagic {
+                found: magic.to_vec(),
+            });
+        }
+        let format = self.u16("format version")?;
+        if format > FORMAT_VERSION {
+            return Err(Error::NewerFormat {
+                found: format,
+                supported: FORMAT_VERSION,
+            });
+        }
+        if format == 0 {
+            return Err(Error::Corrupt("format version 0".into()));
+        }
+        let layout = self.u16("layout version")?;
+        if !(OLDEST_LAYOUT_VERSION..=LAYOUT_VERSION).contains(&u32::from(layout)) {
+            return Err(Error::UnsupportedLayout {
+                found: layout,
+                supported: LAYOUT_VERSION as u16,
+            });
+        }
+        let launch_count = self.u32("launch count")?;
+        let sm_count = self.u32("SM count")?;
+        let clock_khz = self.u32("clock rate")?;
+        let _flags = self.u32("flags")?;
+        let _reserved = self.u32("reserved")?;
+        debug_assert_eq!(self.pos, HEADER_BYTES as u64);
+        Ok((launch_count, sm_count, clock_khz, u32::from(layout)))
+    }
+
+    /// The region table, ids strictly increasing.
+    fn region_table(&mut self) -> Result<Regions> {
+        let region_count = self.u32("region count")?;
+        if region_count > 65536 {
+            return Err(Error::Corrupt(format!(
+                "{region_count} regions (at most 65536)"
+            )));
+        }
+        let mut regions = Regions::new();
+        let mut last: Option<u16> = None;
+        for _ in 0..region_count {
+            let id = self.u16("region id")?;
+            let len = self.u16("region name length")? as usize;
+            let n = self.string(len, "region name")?;
+            if last.is_some_and(|l| id <= l) {
+                return Err(Error::Corrupt(format!(
+                    "region ids not increasing at id {id}"
+                )));
+            }
+            last = Some(id);
+            regions.insert(id, n);
+        }
+        Ok(regions)
+    }
+
+    /// Launch record `i`: its header, checked against the shape it
+    /// describes, then its raw buffer.
+    fn launch_record(&mut self, i: u32) -> Result<LaunchCapture> {
+        let at = self.pos;
+        let launch = self.u32("launch index")?;
+        let grid = [self.u32("grid")?, self.u32("grid")?, self.u32("grid")?];
+        let block = [self.u32("block")?, self.u32("block")?, self.u32("block")?];
+        let cap_log2 = self.u32("cap_log2")?;
+        let warp_mask = self.u32("warp mask")?;
+        let warps_traced = self.u32("warps traced")?;
+        let block_stride = self.u32("block stride")?;
+        let blocks_traced = self.u32("blocks traced")?;
+        let raw_len = self.u64("raw length")?;
+        let _reserved = self.u64("reserved")?;
+        let shape = LaunchShape {
+            grid,
+            block,
+            cap_log2,
+            warp_mask,
+            block_stride,
+            blocks_traced,
+            launch,
+        };
+        shape
+            .validate()
+            .map_err(|e| Error::Corrupt(format!("launch record {i} at byte {at}: {e}")))?;
+        if warps_traced != shape.warps_traced() {
+            return Err(Error::Corrupt(format!(
+                "launch record {i}: {warps_traced} warps traced but the mask {warp_mask:#x} \
+             has {}",
+                shape.warps_traced()
+            )));
+        }
+        if Some(raw_len) != shape.buffer_bytes() {
+            return Err(Error::Corrupt(format!(
+                "launch record {i}: raw buffer of {raw_len} bytes, the shape needs {}",
+                shape.buffer_bytes().unwrap_or(u64::MAX)
+            )));
+        }
+        let raw = self.vec(raw_len, "raw buffer")?;
+        Ok(LaunchCapture { shape, raw })
+    }
 }
 
 /// Where a capture is parsed from: the bytes in memory, or a file read

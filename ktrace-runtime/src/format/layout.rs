@@ -254,6 +254,8 @@ impl Event {
 
 /// The kernel parameter that carries tracing into a kernel (`ktrace_arg`),
 /// passed by value. `buffer == 0` means tracing is off for the launch.
+/// With the `cuda` feature it is a cudarc `DeviceRepr`, so it can be pushed
+/// as a kernel argument.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KtraceArg {
@@ -272,10 +274,6 @@ pub struct KtraceArg {
     /// Launch index within the session.
     pub launch: u32,
 }
-
-// SAFETY: `KtraceArg` is `#[repr(C)]`, made only of integers, with the size,
-// alignment and field offsets of `ktrace_arg` (checked by the layout test).
-unsafe impl cudarc::driver::DeviceRepr for KtraceArg {}
 
 impl KtraceArg {
     /// The argument that turns tracing off: a null buffer.

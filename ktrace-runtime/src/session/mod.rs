@@ -1,110 +1,33 @@
-//! The device edge: [`TraceSession`] owns the trace buffer on the GPU, hands
-//! the kernel its [`KtraceArg`], copies the buffer back after each launch and
-//! writes the outputs. Also [`KernelModule`] and [`load_module`], which pick
-//! the traced or untraced build of a kernel.
+//! The device edge (feature `cuda`): [`TraceSession`] owns the trace buffer
+//! on the GPU, hands the kernel its [`KtraceArg`], copies the buffer back
+//! after each launch and writes the outputs. Also [`open_device`] and
+//! [`load_module`], which loads the traced or untraced build of a kernel
+//! ([`KernelModule`]) as the tracing switch says.
+
+mod device;
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
-use cudarc::driver::sys::{cudaError_enum, CUdevice_attribute};
-use cudarc::driver::{
-    CudaContext, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
-};
-use cudarc::nvrtc::Ptx;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 
 use crate::capture::{Capture, DeviceInfo, LaunchCapture};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::export::{export_launch, ExportOptions, ExportReport};
 use crate::layout::KtraceArg;
 use crate::output::launch_trace_path;
 use crate::regions::Regions;
 use crate::shape::{BlockSampling, LaunchShape, WarpSampling};
+use crate::switch::enabled;
+pub use crate::switch::{KernelModule, ENV_ENABLE};
+use device::{alloc_buffer, device_info, driver};
+pub use device::{load_module, open_device};
 
-/// `KTRACE`: tracing is on when it is `1`.
-pub const ENV_ENABLE: &str = "KTRACE";
 /// `KTRACE_OUT`: the trace file of launch 0 (default `trace.json`).
 pub const ENV_OUT: &str = "KTRACE_OUT";
 /// `KTRACE_CAPTURE`: when set, the capture file to save at the end.
 pub const ENV_CAPTURE: &str = "KTRACE_CAPTURE";
-
-/// 0: follow `KTRACE`; 1: forced off; 2: forced on.
-static FORCED: AtomicU8 = AtomicU8::new(0);
-
-/// Whether tracing is on: forced through [`set_enabled`], or else `KTRACE=1`.
-pub fn enabled() -> bool {
-    match FORCED.load(Ordering::Relaxed) {
-        1 => false,
-        2 => true,
-        _ => std::env::var_os(ENV_ENABLE).is_some_and(|v| v == "1"),
-    }
-}
-
-/// Opens CUDA device `ordinal` (its primary context), or says plainly that
-/// there is no driver, where cudarc would panic.
-pub fn open_device(ordinal: usize) -> Result<Arc<CudaContext>> {
-    // SAFETY: only probes whether the driver library can be loaded.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return Err(Error::NoDriver {
-            tried: cudarc::get_lib_name_candidates("cuda")
-                .into_iter()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(", ")
-                + ", ...",
-        });
-    }
-    CudaContext::new(ordinal).map_err(|source| Error::Driver {
-        what: "opening the CUDA device",
-        source,
-    })
-}
-
-/// Forces tracing on or off for the whole process (`None`: follow `KTRACE`
-/// again). Affects sessions and modules created afterwards.
-pub fn set_enabled(on: Option<bool>) {
-    let v = match on {
-        None => 0,
-        Some(false) => 1,
-        Some(true) => 2,
-    };
-    FORCED.store(v, Ordering::Relaxed);
-}
-
-/// A kernel file built twice by ktrace-build: with markers (traced) and
-/// without (untraced). The generated `ktrace.rs` defines one constant per
-/// kernel file.
-#[derive(Clone, Copy, Debug)]
-pub struct KernelModule {
-    /// The kernel file's name.
-    pub name: &'static str,
-    /// The cubin built with tracing on.
-    pub traced: &'static [u8],
-    /// The cubin built with tracing off.
-    pub untraced: &'static [u8],
-}
-
-impl KernelModule {
-    /// The cubin for tracing on or off.
-    pub fn image(&self, traced: bool) -> &'static [u8] {
-        if traced {
-            self.traced
-        } else {
-            self.untraced
-        }
-    }
-}
-
-/// Loads a kernel module into `ctx`: the traced build when [`enabled`], the
-/// untraced one otherwise.
-pub fn load_module(ctx: &Arc<CudaContext>, m: &KernelModule) -> Result<Arc<CudaModule>> {
-    ctx.load_module(Ptx::from_binary(m.image(enabled()).to_vec()))
-        .map_err(|source| Error::Driver {
-            what: "loading a kernel module",
-            source,
-        })
-}
 
 /// What to trace in a launch, and where the output goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -202,20 +125,6 @@ impl std::fmt::Debug for TraceSession {
             .field("output", &self.output)
             .field("launches", &self.launches.len())
             .finish()
-    }
-}
-
-fn driver(what: &'static str) -> impl Fn(DriverError) -> Error {
-    move |source| Error::Driver { what, source }
-}
-
-fn device_info(ctx: &Arc<CudaContext>) -> DeviceInfo {
-    let attr = |a| ctx.attribute(a).ok().and_then(|v| u32::try_from(v).ok());
-    DeviceInfo {
-        name: ctx.name().unwrap_or_default(),
-        sm_count: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).unwrap_or(0),
-        clock_khz: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE).unwrap_or(0),
-        layout_version: crate::layout::LAYOUT_VERSION,
     }
 }
 
@@ -387,7 +296,7 @@ impl Drop for TraceSession {
         }
         if self.pending.get() || self.written < self.launches.len() {
             if let Err(e) = self.write() {
-                eprintln!("{e}");
+                eprintln!("ktrace: {e}");
             }
         }
     }
@@ -415,34 +324,4 @@ fn report(r: &ExportReport, launch: u32) {
             r.trace_path.display()
         );
     }
-}
-
-fn alloc_buffer(stream: &Arc<CudaStream>, shape: &LaunchShape) -> Result<CudaSlice<u8>> {
-    let asked = shape
-        .buffer_bytes()
-        .ok_or_else(|| Error::Config("the trace buffer size overflows 64 bits".into()))?;
-    let too_large = |free: u64| Error::BufferTooLarge {
-        asked,
-        free,
-        slots: shape.slot_count(),
-        slot_bytes: shape.slot_bytes(),
-    };
-    let ctx = stream.context();
-    let (free, _total) = ctx
-        .mem_get_info()
-        .map_err(driver("querying free device memory"))?;
-    if asked > free as u64 {
-        return Err(too_large(free as u64));
-    }
-    let len = usize::try_from(asked).map_err(|_| too_large(free as u64))?;
-    stream.alloc_zeros::<u8>(len).map_err(|e| {
-        if e.0 == cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
-            too_large(free as u64)
-        } else {
-            Error::Driver {
-                what: "allocating the trace buffer",
-                source: e,
-            }
-        }
-    })
 }
