@@ -256,6 +256,7 @@ fn print_summary(cap: &Capture, l: &LaunchCapture, s: &Summary) {
             &cap.device.name
         }
     );
+    println!("{}", s.clock.text);
     let mut rows = vec![vec![
         "region".to_string(),
         "count".into(),

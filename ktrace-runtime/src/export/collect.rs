@@ -10,9 +10,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::summary::{Summary, SummaryBuilder, SummaryOptions};
+use super::summary::{ClockSummary, Summary, SummaryBuilder, SummaryOptions};
 use super::DIAGNOSTICS_IN_FILES;
-use crate::decode::{Decoder, WarpTrace};
+use crate::decode::{ClockStats, Decoder, WarpTrace};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::regions::Regions;
 
@@ -25,6 +25,8 @@ pub(crate) struct LaunchCollector<'d> {
     known: Vec<bool>,
     /// Region ids of decoded events that the table does not name.
     unknown: BTreeSet<u16>,
+    /// The SM clock, as the warps' anchors measured it.
+    clock: ClockStats,
 }
 
 impl<'d> LaunchCollector<'d> {
@@ -42,6 +44,7 @@ impl<'d> LaunchCollector<'d> {
             diagnostics: decoder.diagnostics().clone(),
             known,
             unknown: BTreeSet::new(),
+            clock: ClockStats::default(),
         }
     }
 
@@ -51,6 +54,7 @@ impl<'d> LaunchCollector<'d> {
     pub fn add_warp(&mut self, w: &WarpTrace) {
         self.summary.add_warp(w);
         self.diagnostics.extend(w.diagnostics.iter().cloned());
+        self.clock.merge(&w.clock);
         for e in &w.events {
             if !self.known.get(usize::from(e.region)).is_some_and(|&k| k) {
                 self.unknown.insert(e.region);
@@ -82,6 +86,7 @@ impl<'d> LaunchCollector<'d> {
             warps_traced: s.warps_traced(),
             percentile_method: "linear".into(),
             regions,
+            clock: ClockSummary::new(self.decoder.time_model(), &self.clock),
             diagnostics: diagnostics.to_json(DIAGNOSTICS_IN_FILES),
             per_block,
         };

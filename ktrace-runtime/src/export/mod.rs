@@ -69,6 +69,7 @@ pub struct ExportReport {
 fn other_data(
     dec: &Decoder<'_>,
     device: &DeviceInfo,
+    summary: &Summary,
     diagnostics: &Diagnostics,
     events: u64,
     t0_ps: i64,
@@ -91,6 +92,8 @@ fn other_data(
         "nominal_clock_khz": device.clock_khz,
         "clock_mhz_estimate": ratio.mhz(),
         "clock_ratio": {"ns": ratio.ns, "cycles": ratio.cycles, "source": source.as_str()},
+        "clock": summary.clock,
+        "layout_version": device.layout_version,
         "origin_globaltimer_ns": dec.origin_globaltimer().to_string(),
         "first_event_ps_from_origin": t0_ps,
         "warps": dec.warp_count(),
@@ -153,7 +156,7 @@ pub fn write_trace<W: Write, T: Borrow<WarpTrace>>(
     }
     let events = cw.events_written();
     let (summary, diagnostics) = collector.finish(trace_name);
-    cw.finish(&other_data(dec, device, &diagnostics, events, t0))?;
+    cw.finish(&other_data(dec, device, &summary, &diagnostics, events, t0))?;
     Ok(WrittenTrace {
         events,
         diagnostics,

@@ -168,11 +168,54 @@ pub struct Summary {
     pub percentile_method: String,
     /// Per-region statistics, by region id.
     pub regions: Vec<RegionStats>,
+    /// How cycles became time, and the SM clock the anchors measured.
+    #[serde(default)]
+    pub clock: ClockSummary,
     /// Diagnostics (counts per kind and the first messages).
     pub diagnostics: serde_json::Value,
     /// Per-block breakdown, when asked for.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub per_block: Option<Vec<BlockBreakdown>>,
+}
+
+/// The time model of a launch and the SM clock over it, for the summary
+/// header, `otherData` and `ktrace summary`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClockSummary {
+    /// "anchors" (piecewise through the warps' time anchors) or
+    /// "two_point" (one rate per warp).
+    pub time_model: String,
+    /// Time anchors used, over all warps.
+    pub anchors: u64,
+    /// Slowest SM clock over any window of 10 µs between anchors, MHz.
+    pub slowest_mhz: Option<u64>,
+    /// Fastest, MHz.
+    pub fastest_mhz: Option<u64>,
+    /// Mean over those windows, MHz.
+    pub mean_mhz: Option<u64>,
+    /// The same in one sentence.
+    pub text: String,
+}
+
+impl ClockSummary {
+    /// The summary of a launch decoded with `model` whose warps' clocks
+    /// merged into `stats`.
+    pub fn new(model: crate::decode::TimeModel, stats: &crate::decode::ClockStats) -> Self {
+        let text = match model {
+            crate::decode::TimeModel::Anchors => crate::decode::describe_clock(stats),
+            crate::decode::TimeModel::TwoPoint => {
+                "one clock rate per warp (open and flush timer pairs); no time anchors used".into()
+            }
+        };
+        ClockSummary {
+            time_model: model.as_str().into(),
+            anchors: stats.anchors,
+            slowest_mhz: stats.range.map(|r| r.0.mhz()),
+            fastest_mhz: stats.range.map(|r| r.1.mhz()),
+            mean_mhz: stats.mean().map(|r| r.mhz()),
+            text,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
