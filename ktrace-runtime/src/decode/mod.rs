@@ -420,62 +420,12 @@ impl<'a> Decoder<'a> {
         if !self.opts.anchored() {
             return two_point(Vec::new());
         }
-        // (ring position from which a shift applies, point)
-        let mut points: Vec<(u32, TimerPoint)> = Vec::new();
-        if kept.starts_at_open() {
-            let open = TimerPair::open(meta);
-            points.push((0, TimerPoint::from(open)));
-        }
-        let mut prev: Option<(u32, i128)> = None;
-        let mut in_stream = 0u64;
-        slot.walk(kept, |i, e, cycles| {
-            if slot.is_anchor(&e) {
-                // An anchor pairs with the event right before it; one whose
-                // event was overwritten (the oldest kept entry) is unusable.
-                if let Some((j, c)) = prev.filter(|(j, _)| j + 1 == i) {
-                    points.push((
-                        j,
-                        TimerPoint {
-                            clock: c,
-                            globaltimer: anchor_globaltimer(meta.init_globaltimer, &e),
-                        },
-                    ));
-                    in_stream += 1;
-                }
-            } else {
-                prev = Some((i, cycles));
-            }
-            true
-        });
-        if meta.is_flushed() {
-            points.push((u32::MAX, TimerPoint::from(TimerPair::flush(meta))));
-        }
+        let (mut points, in_stream) = anchor_points(slot, kept);
         let mut shifts = Vec::new();
         let check = check_points(&mut points, &self.device_ratio, |from, add| {
             shifts.push((from, add))
         });
-        let id = warp_id(meta);
-        let mut diagnostics = Vec::new();
-        if check.rejected > 0 {
-            diagnostics.push(Diagnostic::AnchorsRejected {
-                warp: id,
-                count: check.rejected,
-            });
-        }
-        if check.wraps > 0 {
-            diagnostics.push(Diagnostic::ClockWrapPlaced {
-                warp: id,
-                gaps: check.wraps,
-                turns: check.turns,
-            });
-        }
-        let span = meta.final_globaltimer.saturating_sub(meta.init_globaltimer);
-        if meta.is_flushed() && in_stream == 0 && kept.len > 0 && span >= LONG_WARP_NS {
-            diagnostics.push(Diagnostic::NoAnchors {
-                warp: id,
-                span_ns: span,
-            });
-        }
+        let diagnostics = point_diagnostics(meta, &check, in_stream, kept.len);
         let points: Vec<TimerPoint> = points.into_iter().map(|(_, p)| p).collect();
         if points.len() < 2 {
             // One point: the open of a warp that never flushed nor
@@ -652,6 +602,77 @@ const EXTRAPOLATION_SPAN_NS: u64 = 1_000;
 /// recorded events but no time anchor is reported: under load its times
 /// between open and flush may be off by microseconds.
 const LONG_WARP_NS: u64 = 1_000_000;
+
+/// A warp's time points in cycle order, each with the ring position from
+/// which a 2^32-cycle shift found at it applies: the open pair (when the
+/// chain starts there), every usable anchor (paired with the event right
+/// before it), the flush pair (position `u32::MAX`: never shifted). Also
+/// how many in-stream anchors there were.
+fn anchor_points(slot: &Slot<'_>, kept: &Kept) -> (Vec<(u32, TimerPoint)>, u64) {
+    let meta = &slot.meta;
+    let mut points: Vec<(u32, TimerPoint)> = Vec::new();
+    if kept.starts_at_open() {
+        points.push((0, TimerPoint::from(TimerPair::open(meta))));
+    }
+    let mut prev: Option<(u32, i128)> = None;
+    let mut in_stream = 0u64;
+    slot.walk(kept, |i, e, cycles| {
+        if slot.is_anchor(&e) {
+            // An anchor pairs with the event right before it; one whose
+            // event was overwritten (the oldest kept entry) is unusable.
+            if let Some((j, c)) = prev.filter(|(j, _)| j + 1 == i) {
+                let globaltimer = anchor_globaltimer(meta.init_globaltimer, &e);
+                points.push((
+                    j,
+                    TimerPoint {
+                        clock: c,
+                        globaltimer,
+                    },
+                ));
+                in_stream += 1;
+            }
+        } else {
+            prev = Some((i, cycles));
+        }
+        true
+    });
+    if meta.is_flushed() {
+        points.push((u32::MAX, TimerPoint::from(TimerPair::flush(meta))));
+    }
+    (points, in_stream)
+}
+
+/// What checking a warp's points found, as diagnostics.
+fn point_diagnostics(
+    meta: &SlotMeta,
+    check: &calibrate::PointCheck,
+    in_stream: u64,
+    kept: u32,
+) -> Vec<Diagnostic> {
+    let warp = warp_id(meta);
+    let mut diagnostics = Vec::new();
+    if check.rejected > 0 {
+        diagnostics.push(Diagnostic::AnchorsRejected {
+            warp,
+            count: check.rejected,
+        });
+    }
+    if check.wraps > 0 {
+        diagnostics.push(Diagnostic::ClockWrapPlaced {
+            warp,
+            gaps: check.wraps,
+            turns: check.turns,
+        });
+    }
+    let span = meta.final_globaltimer.saturating_sub(meta.init_globaltimer);
+    if meta.is_flushed() && in_stream == 0 && kept > 0 && span >= LONG_WARP_NS {
+        diagnostics.push(Diagnostic::NoAnchors {
+            warp,
+            span_ns: span,
+        });
+    }
+    diagnostics
+}
 
 /// The full `%globaltimer` of an anchor entry: bits 0..31 from its `clock`
 /// field, 32..47 from its `region` field and the rest from the slot's open
