@@ -153,3 +153,38 @@ fn real_capture_invariants() {
         }
     }
 }
+
+/// A digest of every decoded event time of the layout version 1 fixture.
+/// It is the digest the decoder before time anchors computed for this file
+/// (the same function run on that version), and the Chrome traces written
+/// by both (`ktrace export`) hold the same 78,080 events.
+const V1_EVENT_DIGEST: u64 = 0x024c_ed2f_1fea_1bf4;
+
+#[test]
+fn layout_version_1_capture_decodes_as_before_anchors() {
+    let cap = capture();
+    assert_eq!(cap.device.layout_version, 1);
+    let l = &cap.launches[0];
+    let opts = DecodeOptions {
+        layout_version: cap.device.layout_version,
+        ..DecodeOptions::default()
+    };
+    let d = decode(&l.raw, &l.shape, &opts).unwrap();
+    // FNV-1a over (slot, time, region, kind) of every event.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for w in &d.warps {
+        for e in &w.events {
+            for v in [
+                w.slot,
+                e.t_ps as u64,
+                u64::from(e.region),
+                u64::from(e.kind.raw()),
+            ] {
+                for b in v.to_le_bytes() {
+                    h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+                }
+            }
+        }
+    }
+    assert_eq!(h, V1_EVENT_DIGEST, "digest {h:#x}");
+}
