@@ -6,17 +6,6 @@ use ktrace_runtime::layout::EventKind;
 use ktrace_runtime::synth::{SynthLaunch, SynthWarp};
 use ktrace_runtime::{BlockSampling, LaunchShape, WarpSampling};
 
-fn shape(grid: u32, threads: u32, cap: u32) -> LaunchShape {
-    LaunchShape::new(
-        [grid, 1, 1],
-        [threads, 1, 1],
-        cap,
-        &WarpSampling::All,
-        BlockSampling::All,
-    )
-    .unwrap()
-}
-
 fn with_model(l: &SynthLaunch, model: TimeModel, layout_version: u32) -> DecodedLaunch {
     let opts = DecodeOptions {
         time_model: model,
@@ -60,7 +49,7 @@ fn slowing_warp() -> SynthWarp {
 #[test]
 fn piecewise_map_follows_a_clock_that_slows() {
     let w = slowing_warp().anchors(4096);
-    let l = SynthLaunch::new(shape(1, 32, 2048)).with(w.clone());
+    let l = SynthLaunch::all_traced(1, 32, 2048).with(w.clone());
     let d = with_model(&l, TimeModel::Anchors, 2);
     assert!(d.diagnostics.is_empty(), "{:?}", kinds(&d));
     assert_eq!(d.time_model, TimeModel::Anchors);
@@ -81,7 +70,7 @@ fn piecewise_map_follows_a_clock_that_slows() {
 #[test]
 fn anchor_entries_are_not_events_and_a_v1_buffer_has_none() {
     let w = slowing_warp().anchors(4096);
-    let l = SynthLaunch::new(shape(1, 32, 2048)).with(w);
+    let l = SynthLaunch::all_traced(1, 32, 2048).with(w);
     // Read as layout version 1, the anchors are entries of an unknown type.
     let d = with_model(&l, TimeModel::Anchors, 1);
     assert_eq!(d.time_model, TimeModel::TwoPoint);
@@ -94,7 +83,7 @@ fn oldest_anchor_whose_event_was_overwritten_is_ignored() {
     // 600 marks and their anchors in a ring of 256: the oldest kept entry
     // may be an anchor whose event is gone; times stay right.
     let w = slowing_warp().anchors(4096);
-    let l = SynthLaunch::new(shape(1, 32, 256)).with(w.clone());
+    let l = SynthLaunch::all_traced(1, 32, 256).with(w.clone());
     let d = with_model(&l, TimeModel::Anchors, 2);
     let dw = &d.warps[0];
     assert!(kinds(&d).iter().all(|k| *k == "dropped"), "{:?}", kinds(&d));
@@ -119,7 +108,7 @@ fn a_gap_of_more_than_2_pow_32_cycles_is_placed_by_the_anchors() {
         .end(gap + 600, 1)
         .mark(gap + 900, 2)
         .anchors(4096);
-    let l = SynthLaunch::new(shape(1, 32, 32)).with(w.clone());
+    let l = SynthLaunch::all_traced(1, 32, 32).with(w.clone());
     let d = with_model(&l, TimeModel::Anchors, 2);
     assert_eq!(worst_error(&d, &w), 0);
     assert_eq!(kinds(&d), ["clock_wrap_placed"]);
@@ -132,7 +121,7 @@ fn a_gap_of_more_than_2_pow_32_cycles_without_anchors_is_reported() {
     // it cannot be placed, and that is said, not left silent.
     let gap = (1u64 << 32) + 5_000;
     let w = SynthWarp::new(0, 0).begin(100, 1).end(gap + 600, 1);
-    let l = SynthLaunch::new(shape(1, 32, 32)).with(w);
+    let l = SynthLaunch::all_traced(1, 32, 32).with(w);
     let d = with_model(&l, TimeModel::Anchors, 1);
     assert!(
         kinds(&d).contains(&"clock_wrap_unplaced"),
@@ -168,7 +157,7 @@ fn never_flushed_recovery_stops_at_a_clock_that_steps_back() {
         .begin(1_000, 1)
         .mark(2_000, 2)
         .never_flushed();
-    let mut l = SynthLaunch::new(shape(1, 32, 32)).with(w);
+    let mut l = SynthLaunch::all_traced(1, 32, 32).with(w);
     // Append an end whose clock is 500 cycles before the mark, then one more.
     let base = 64 + 2 * 8;
     for (i, clk) in [(0usize, 1_500u64), (1, 3_000)] {
@@ -199,7 +188,7 @@ fn never_flushed_recovery_stops_at_a_clock_that_steps_back() {
 #[test]
 fn an_anchor_out_of_order_is_rejected() {
     let w = slowing_warp().anchors(4096);
-    let mut l = SynthLaunch::new(shape(1, 32, 2048)).with(w);
+    let mut l = SynthLaunch::all_traced(1, 32, 2048).with(w);
     // Find the third anchor entry and move its time back by 1 ms.
     let mut seen = 0;
     for i in 0..2048usize {
