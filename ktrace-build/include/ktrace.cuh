@@ -106,9 +106,10 @@ __device__ __forceinline__ void store_event(uint64_t addr, uint32_t clk, uint32_
 
 #ifndef KTRACE_RECORDER
 /// How events reach the buffer:
-///   0  KTRACE_RECORDER_STORE: the warp leader stores each event (8 bytes,
-///      one streaming store). Markers may be reached by the whole warp or by
-///      its leader lane alone (single-thread producer code).
+///   0  KTRACE_RECORDER_STORE: each event is one 8-byte streaming store,
+///      made by every lane that reaches the marker (the same bytes to the
+///      same address: one memory transaction). Markers may be reached by the
+///      whole warp or by one lane alone (single-thread producer code).
 ///   1  KTRACE_RECORDER_RING: each lane holds one event of the current group
 ///      of 32 in registers; every 32 events the whole warp writes the group
 ///      with one coalesced 256-byte store. Markers must be reached by the
@@ -120,17 +121,32 @@ __device__ __forceinline__ void store_event(uint64_t addr, uint32_t clk, uint32_
 #define KTRACE_RECORDER_RING 1
 
 #ifndef KTRACE_ANCHOR_CYCLES
-/// SM cycles between time anchors (see ktrace_layout.h). After an event,
-/// a warp whose last anchor is this many cycles old (and after its first
-/// event) reads %globaltimer and records it as an anchor entry right after
-/// the event.
+/// SM cycles between time anchors (see ktrace_layout.h), a power of two.
+/// After its first event, and after every event whose clock is in another
+/// period of this many cycles than its last anchor's, a warp reads
+/// %globaltimer and records it as an anchor entry right after the event.
 /// 0 records no anchors: each event then costs two instructions less, and
 /// the decoder falls back to the open and flush timer pairs.
 #define KTRACE_ANCHOR_CYCLES KTRACE_ANCHOR_CYCLES_DEFAULT
 #endif
 static_assert(KTRACE_ANCHOR_CYCLES == 0 ||
-                  (KTRACE_ANCHOR_CYCLES >= 256u && KTRACE_ANCHOR_CYCLES < (1u << 31)),
-              "ktrace: KTRACE_ANCHOR_CYCLES must be 0 (no anchors) or from 256 to 2^31 - 1");
+                  (KTRACE_ANCHOR_CYCLES >= 256u && KTRACE_ANCHOR_CYCLES <= (1u << 30) &&
+                   (KTRACE_ANCHOR_CYCLES & (KTRACE_ANCHOR_CYCLES - 1u)) == 0),
+              "ktrace: KTRACE_ANCHOR_CYCLES must be 0 (no anchors) or a power of two from 256 "
+              "to 2^30");
+
+// PTX inside Context::record's asm block: jump to SKIP unless an anchor is
+// due, that is unless the clock `clk` is in another period of
+// KTRACE_ANCHOR_CYCLES than the last anchor's clock LAST (MASK is
+// ~(KTRACE_ANCHOR_CYCLES - 1)). One LOP3 with a predicate output and a
+// branch: cheaper per event than a subtraction and a comparison. An event
+// that needs no anchor is then less than KTRACE_ANCHOR_CYCLES after the last
+// one, and a warp records at most one anchor per period.
+#define KTRACE_ANCHOR_DUE_(LAST, MASK, SKIP)       \
+  "xor.b32 age, clk, " LAST ";\n\t"               \
+  "and.b32 age, age, " MASK ";\n\t"               \
+  "setp.eq.u32 fresh, age, 0;\n\t"                \
+  "@fresh bra.uni " SKIP ";\n\t"
 
 /// Where the stores below write, derived from ktrace_layout.h and checked
 /// against it: each 16-byte metadata store writes four 32-bit words at one
@@ -198,7 +214,8 @@ static_assert(sizeof(ktrace_event) == 8 && offsetof(ktrace_event, clock) == 0 &&
 ///
 /// Live state across a loop: the ring's base address (2 registers), the
 /// event counter, the ring mask (0 when this warp is not traced), the
-/// leader flag and the clock of the last time anchor. The ring recorder
+/// clock of the last time anchor (the leader flag is used at open and flush
+/// only). The ring recorder
 /// adds the lane index and the event this lane holds.
 class Context {
  public:
@@ -286,9 +303,7 @@ class Context {
         "mov.u32 clk, %%clock;\n\t"
         KTRACE_RING_PUSH_("EV", "clk", "%6")
 #if KTRACE_ANCHOR_CYCLES
-        "sub.u32 age, clk, %3;\n\t"
-        "setp.lt.u32 fresh, age, %9;\n\t"
-        "@fresh bra.uni KTRACE_DONE_%=;\n\t"
+        KTRACE_ANCHOR_DUE_("%3", "%9", "KTRACE_DONE_%=")
         "mov.u64 gt, %%globaltimer;\n\t"
         "mov.b64 {glo, ghi}, gt;\n\t"
         "and.b32 ghi, ghi, 0xffff;\n\t"
@@ -300,20 +315,22 @@ class Context {
         "}"
         : "+r"(cnt_), "+r"(held_clk_), "+r"(held_tag_), "+r"(anchor_clk_)
         : "r"(mask_), "l"(base_), "r"(tag), "r"(lane_), "r"((uint32_t)on_),
-          "n"(KTRACE_ANCHOR_CYCLES), "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift)
+          "n"(~(KTRACE_ANCHOR_CYCLES - 1u)), "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift)
         : "memory");
 #else
     // One asm block, so the compiler cannot move the user's code across the
     // clock read. Warps that are not traced jump over the event (a uniform
-    // branch); in a traced warp the leader stores it. When the last time
-    // anchor is KTRACE_ANCHOR_CYCLES old, the warp falls through into the
-    // anchor: it reads %globaltimer and stores it as the next entry, paired
-    // with this event's clock. (Computing the next address ahead, or
-    // dropping the skip branch, measured worse on the gemm example: see
-    // docs/performance.md.)
+    // branch); in a traced warp every lane that reaches the marker stores
+    // the same event to the same address, which costs one transaction and
+    // saves a per-event leader test. When the clock has left the period of
+    // KTRACE_ANCHOR_CYCLES its last time anchor was in, the warp falls
+    // through into the anchor: it reads %globaltimer and stores it as the
+    // next entry, paired with this event's clock. (Computing the next
+    // address ahead, or dropping the skip branch, measured worse on the gemm
+    // example: see docs/performance.md.)
     asm volatile(
         "{\n\t"
-        ".reg .pred off, lead, fresh;\n\t"
+        ".reg .pred off, fresh;\n\t"
         ".reg .u32 clk, idx, age, glo, ghi;\n\t"
         ".reg .u64 addr, gt;\n\t"
         "setp.eq.u32 off, %2, 0;\n\t"
@@ -321,27 +338,24 @@ class Context {
         "mov.u32 clk, %%clock;\n\t"
         "and.b32 idx, %0, %2;\n\t"
         "mad.wide.u32 addr, idx, 8, %3;\n\t"
-        "setp.ne.u32 lead, %4, 0;\n\t"
-        "@lead st.global.cs.v2.u32 [addr], {clk, %5};\n\t"
+        "st.global.cs.v2.u32 [addr], {clk, %4};\n\t"
         "add.u32 %0, %0, 1;\n\t"
 #if KTRACE_ANCHOR_CYCLES
-        "sub.u32 age, clk, %1;\n\t"
-        "setp.lt.u32 fresh, age, %6;\n\t"
-        "@fresh bra.uni KTRACE_SKIP_%=;\n\t"
+        KTRACE_ANCHOR_DUE_("%1", "%5", "KTRACE_SKIP_%=")
         "mov.u64 gt, %%globaltimer;\n\t"
         "mov.b64 {glo, ghi}, gt;\n\t"
         "and.b32 ghi, ghi, 0xffff;\n\t"
-        "or.b32 ghi, ghi, %7;\n\t"
+        "or.b32 ghi, ghi, %6;\n\t"
         "and.b32 idx, %0, %2;\n\t"
         "mad.wide.u32 addr, idx, 8, %3;\n\t"
-        "@lead st.global.cs.v2.u32 [addr], {glo, ghi};\n\t"
+        "st.global.cs.v2.u32 [addr], {glo, ghi};\n\t"
         "add.u32 %0, %0, 1;\n\t"
         "mov.u32 %1, clk;\n"
 #endif
         "KTRACE_SKIP_%=:\n\t"
         "}"
         : "+r"(cnt_), "+r"(anchor_clk_)
-        : "r"(mask_), "l"(base_), "r"(leader_), "r"(tag), "n"(KTRACE_ANCHOR_CYCLES),
+        : "r"(mask_), "l"(base_), "r"(tag), "n"(~(KTRACE_ANCHOR_CYCLES - 1u)),
           "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift)
         : "memory");
 #endif
@@ -352,7 +366,7 @@ class Context {
   uint32_t cnt_;   // entries recorded so far (events and anchors)
   uint32_t mask_;  // cap - 1
   bool on_;        // this warp is traced (warp-uniform)
-  uint32_t leader_;  // 1: this lane writes the metadata (and, per event, the store)
+  uint32_t leader_;  // 1: this lane writes the metadata
   uint32_t anchor_clk_;  // low 32 bits of %clock at the last anchor (or open)
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
   uint32_t lane_;

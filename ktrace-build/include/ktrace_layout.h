@@ -34,15 +34,18 @@
  * after the %clock read of the event just before it in the ring. Its
  * `clock` field holds bits 0..31 of %globaltimer and its `region` field
  * bits 32..47; the decoder takes bits 48..63 from the slot's open time.
- * A warp records one after its first event and after every event that
- * comes KTRACE_ANCHOR_CYCLES or more cycles after its previous anchor. */
+ * A warp records one after its first event and after every event whose
+ * %clock is in another period of KTRACE_ANCHOR_CYCLES cycles than its
+ * previous anchor's (so an event without an anchor is less than that many
+ * cycles after the last anchor). */
 #define KTRACE_EVENT_ANCHOR 3u
 
-/* Default SM cycles between time anchors: about 2 us at 1.6-2 GHz, short
- * enough that a piecewise-linear map through the anchors follows the clock
- * when it moves under load. A kernel may define its own before including
- * ktrace.cuh. */
-#define KTRACE_ANCHOR_CYCLES_DEFAULT 4096u
+/* Default period of time anchors in SM cycles, a power of two: about 1 us
+ * at 1.6-2 GHz, short enough that a piecewise-linear map through the
+ * anchors follows the clock when it moves under load (measured on an H200:
+ * docs/accuracy.md). A kernel may define KTRACE_ANCHOR_CYCLES before
+ * including ktrace.cuh. */
+#define KTRACE_ANCHOR_CYCLES_DEFAULT 2048u
 
 /* Written to `open_magic` when a warp opens its context, and to `flush_magic`
  * when it flushes. A zeroed slot was never opened; an opened slot without the

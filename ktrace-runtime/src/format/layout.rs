@@ -30,7 +30,7 @@ pub const EVENT_MARK: u16 = 2;
 pub const EVENT_ANCHOR: u16 = 3;
 /// `KTRACE_ANCHOR_CYCLES_DEFAULT`: SM cycles between a warp's time anchors
 /// unless the kernel chose otherwise.
-pub const ANCHOR_CYCLES_DEFAULT: u32 = 4096;
+pub const ANCHOR_CYCLES_DEFAULT: u32 = 2048;
 
 /// `KTRACE_OPEN_MAGIC` ("KTRO"): written to `open_magic` when a warp opens.
 pub const OPEN_MAGIC: u32 = 0x4f52_544b;
