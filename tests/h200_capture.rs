@@ -188,3 +188,50 @@ fn layout_version_1_capture_decodes_as_before_anchors() {
     }
     assert_eq!(h, V1_EVENT_DIGEST, "digest {h:#x}");
 }
+
+/// The same kernel recorded with time anchors (layout version 2), the
+/// capture the README's quick start reads.
+#[test]
+fn anchored_capture_decodes_cleanly_with_the_clock_it_measured() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200_gemm2048_anchors.ktrace");
+    let cap = Capture::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(cap.device.layout_version, 2);
+    let launch = &cap.launches[0];
+    let d = decode(&launch.raw, &launch.shape, &DecodeOptions::default()).unwrap();
+    assert_eq!(d.warps.len(), 128 * 12, "every warp opened");
+    // With anchors nothing is reported: no clock-rate outliers either.
+    let diags: Vec<String> = d
+        .diagnostics
+        .items()
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+    assert!(diags.is_empty(), "{diags:?}");
+    let total: usize = d.warps.iter().map(|w| w.events.len()).sum();
+    assert_eq!(total, 128 * (K_TILES * 4 + 8 * (K_TILES * 4 + 2)));
+    // Every warp that recorded events anchored its first one, and the SM
+    // clock the anchors saw is a plausible H200 clock.
+    for w in d.warps.iter().filter(|w| !w.events.is_empty()) {
+        assert!(
+            w.clock.anchors >= 3,
+            "{}: {} anchors",
+            w.id,
+            w.clock.anchors
+        );
+    }
+    let (slow, fast) = d.clock.range.expect("windows of 10 us");
+    assert!(
+        slow.mhz() >= 1000 && fast.mhz() <= 2000,
+        "{slow:?} {fast:?}"
+    );
+    // Per warp, events stay in time order and within open..flush.
+    for w in &d.warps {
+        assert!(w.events.windows(2).all(|p| p[0].t_ps <= p[1].t_ps));
+        if let (Some(first), Some(last), Some(flush)) =
+            (w.events.first(), w.events.last(), w.flush_ps)
+        {
+            assert!(first.t_ps >= w.open_ps && last.t_ps <= flush, "{}", w.id);
+        }
+    }
+}
