@@ -455,4 +455,14 @@ class Context {
 
 #endif  // KTRACE_ON
 
+/// Markers in a `__device__` helper: the helper takes the caller's context
+/// as a parameter, `KTRACE_CTX_PARAM`, and the caller passes `KTRACE_CTX`:
+///
+///   __device__ void load(float* x, KTRACE_CTX_PARAM) { KTRACE_B("load"); ... }
+///   ... KTRACE_OPEN(trace); load(x, KTRACE_CTX); ...
+///
+/// The context is an empty object when tracing is off.
+#define KTRACE_CTX_PARAM ::ktrace::Context& ktrace_ctx
+#define KTRACE_CTX ktrace_ctx
+
 #endif  // KTRACE_CUH
