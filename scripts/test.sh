@@ -47,4 +47,6 @@ else
 fi
 echo "== cargo test"
 cargo test --workspace --all-features
+echo "== the README's crate, built from the README's code blocks"
+scripts/readme-crate.sh
 echo "== all tests passed"

@@ -13,7 +13,9 @@ use ktrace_build::nvcc::{Arch, NvccJob, Variant};
 use ktrace_build::scan::{invocations, scan_source};
 use ktrace_build::test_support::cuda_tools;
 
-/// Deletes every marker invocation, `KTRACE_OPEN(...)` and `KTRACE_FLUSH()`.
+/// Deletes every marker invocation, `KTRACE_OPEN(...)` and `KTRACE_FLUSH()`,
+/// and the context passed to helpers (`, KTRACE_CTX_PARAM` in a parameter
+/// list, `, KTRACE_CTX` in a call).
 fn strip_markers(path: &Path, src: &str) -> String {
     let mut names: Vec<&str> = ktrace_build::scan::MARKERS.to_vec();
     names.extend(["KTRACE_OPEN", "KTRACE_FLUSH"]);
@@ -25,6 +27,9 @@ fn strip_markers(path: &Path, src: &str) -> String {
         at = s.end;
     }
     out.push_str(&src[at..]);
+    let out = out
+        .replace(", KTRACE_CTX_PARAM", "")
+        .replace(", KTRACE_CTX", "");
     assert!(
         scan_source(path, &out).unwrap().is_empty() && invocations(&out, &names).is_empty(),
         "markers left after stripping:\n{out}"

@@ -194,29 +194,42 @@ impl fmt::Display for Diagnostic {
             } => {
                 write!(
                     f,
-                    "{warp}: opened but never flushed (trap or early exit?); {recovered} events recovered"
+                    "{warp}: opened but never flushed (trap or early exit?): {recovered} events \
+                     recovered"
                 )?;
                 if *discarded > 0 {
                     write!(
                         f,
-                        ", {discarded} later entries left out after a clock that steps back"
+                        ", {discarded} entries after a clock that steps back left out"
                     )?;
                 }
-                Ok(())
+                write!(
+                    f,
+                    ", later ones lost; flush before an early return (KTRACE_FLUSH)"
+                )
             }
             Diagnostic::UnmatchedBegin {
                 warp,
                 region,
                 count,
-            } => write!(f, "{warp}: {count} begin(s) of region {region} without an end"),
+            } => write!(
+                f,
+                "{warp}: {count} begin(s) of region {region} without an end, shown as no span; \
+                 end the region on every path (or use KTRACE_SCOPE)"
+            ),
             Diagnostic::UnmatchedEnd {
                 warp,
                 region,
                 count,
-            } => write!(f, "{warp}: {count} end(s) of region {region} without a begin"),
+            } => write!(
+                f,
+                "{warp}: {count} end(s) of region {region} without a begin, shown as no span; \
+                 if events were dropped, raise the per-warp capacity"
+            ),
             Diagnostic::UnknownEventType { warp, kind, count } => write!(
                 f,
-                "{warp}: {count} event(s) of unknown type {kind} skipped"
+                "{warp}: {count} event(s) of unknown type {kind} skipped; the buffer comes from \
+                 another ktrace version or is corrupt: decode it with the ktrace that recorded it"
             ),
             Diagnostic::ClockRateOutlier {
                 warp,
@@ -224,11 +237,14 @@ impl fmt::Display for Diagnostic {
                 median_mhz,
             } => write!(
                 f,
-                "{warp}: clock rate {slot_mhz} MHz is more than 1% off the median {median_mhz} MHz"
+                "{warp}: clock rate {slot_mhz} MHz is more than 1% off the median {median_mhz} MHz: \
+                 the SM clock moved, and this capture has no time anchors, so times inside the \
+                 warp follow its mean rate; record with a ktrace that has anchors for exact times"
             ),
             Diagnostic::ClockInconsistent { warp } => write!(
                 f,
-                "{warp}: events run past the flush clock; two events more than 2^32 cycles apart?"
+                "{warp}: events run past the flush clock: two events more than 2^32 cycles \
+                 apart? times after such a gap are wrong; record with time anchors"
             ),
             Diagnostic::SlotMismatch {
                 slot,
@@ -242,11 +258,13 @@ impl fmt::Display for Diagnostic {
             ),
             Diagnostic::NoClockCalibration { assumed_khz } => write!(
                 f,
-                "no warp flushed with a usable timer pair; times assume a clock of {assumed_khz} kHz"
+                "no warp flushed with a usable timer pair; times assume a clock of {assumed_khz} \
+                 kHz and are only as right as that: let warps reach their flush"
             ),
             Diagnostic::AnchorsRejected { warp, count } => write!(
                 f,
-                "{warp}: {count} time anchor(s) out of order or implying an impossible clock rate; not used"
+                "{warp}: {count} time anchor(s) out of order or implying an impossible clock \
+                 rate, not used: times there interpolate between their neighbours"
             ),
             Diagnostic::ClockWrapPlaced { warp, gaps, turns } => write!(
                 f,
@@ -266,7 +284,12 @@ impl fmt::Display for Diagnostic {
                 *span_ns as f64 / 1e6
             ),
             Diagnostic::UnknownRegion { region } => {
-                write!(f, "region id {region} is not in the region table")
+                write!(
+                    f,
+                    "region id {region} is not in the region table, shown as \"region \
+                     {region}\"; the table does not match the kernel: rebuild, or export the \
+                     capture the run wrote"
+                )
             }
         }
     }

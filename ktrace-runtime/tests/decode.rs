@@ -320,9 +320,12 @@ fn unmatched_begins_and_ends() {
     assert_eq!(
         msgs,
         [
-            "block 0 warp 0 (SM 0): 1 end(s) of region 1 without a begin",
-            "block 0 warp 0 (SM 0): 1 begin(s) of region 0 without an end",
-            "block 0 warp 0 (SM 0): 1 begin(s) of region 2 without an end",
+            "block 0 warp 0 (SM 0): 1 end(s) of region 1 without a begin, shown as no span; \
+             if events were dropped, raise the per-warp capacity",
+            "block 0 warp 0 (SM 0): 1 begin(s) of region 0 without an end, shown as no span; \
+             end the region on every path (or use KTRACE_SCOPE)",
+            "block 0 warp 0 (SM 0): 1 begin(s) of region 2 without an end, shown as no span; \
+             end the region on every path (or use KTRACE_SCOPE)",
         ]
     );
     assert_eq!(d.warps[0].spans.len(), 1);

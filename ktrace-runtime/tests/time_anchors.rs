@@ -179,7 +179,7 @@ fn never_flushed_recovery_stops_at_a_clock_that_steps_back() {
         .unwrap()
         .to_string();
     assert!(
-        msg.contains("2 events recovered, 2 later entries left out"),
+        msg.contains("2 events recovered, 2 entries after a clock that steps back left out"),
         "{msg}"
     );
     assert!(dw.events.iter().all(|e| e.t_ps < 10_000_000));
