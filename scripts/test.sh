@@ -47,6 +47,8 @@ else
 fi
 echo "== cargo test"
 cargo test --workspace --all-features
+echo "== cargo package (each publishable crate packs and builds on its own)"
+cargo package -p ktrace-build -p ktrace-runtime -p ktrace-cli --allow-dirty --quiet
 echo "== the README's crate, built from the README's code blocks"
 scripts/readme-crate.sh
 echo "== all tests passed"
