@@ -15,9 +15,19 @@ use ktrace_runtime::{decode, Capture, DecodeOptions, Diagnostic};
 const K_TILES: usize = 2048 / 64;
 
 fn capture() -> Capture {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200_gemm2048.ktrace");
+    read("h200_gemm2048.ktrace")
+}
+
+fn read(name: &str) -> Capture {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
     Capture::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// Every event of the kernel: 128 CTAs, each a producer with 32 k-tiles x 4
+/// and 8 consumers with 32 x 4 + 2.
+const EVENTS: usize = 128 * (K_TILES * 4 + 8 * (K_TILES * 4 + 2));
 
 #[test]
 fn real_capture_decodes_with_the_expected_shape() {
@@ -49,8 +59,7 @@ fn real_capture_decodes_with_the_expected_shape() {
         "no dropped, unmatched or unflushed events expected: {diags:?}"
     );
     let total: usize = d.warps.iter().map(|w| w.events.len()).sum();
-    // 128 CTAs: producer 32 k-tiles x 4, 8 consumers x (32 x 4 + 2).
-    assert_eq!(total, 128 * (K_TILES * 4 + 8 * (K_TILES * 4 + 2)));
+    assert_eq!(total, EVENTS);
 }
 
 #[test]
@@ -193,23 +202,15 @@ fn layout_version_1_capture_decodes_as_before_anchors() {
 /// capture the README's quick start reads.
 #[test]
 fn anchored_capture_decodes_cleanly_with_the_clock_it_measured() {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200_gemm2048_anchors.ktrace");
-    let cap = Capture::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let cap = read("h200_gemm2048_anchors.ktrace");
     assert_eq!(cap.device.layout_version, 2);
     let launch = &cap.launches[0];
     let d = decode(&launch.raw, &launch.shape, &DecodeOptions::default()).unwrap();
     assert_eq!(d.warps.len(), 128 * 12, "every warp opened");
     // With anchors nothing is reported: no clock-rate outliers either.
-    let diags: Vec<String> = d
-        .diagnostics
-        .items()
-        .iter()
-        .map(|x| x.to_string())
-        .collect();
-    assert!(diags.is_empty(), "{diags:?}");
+    assert!(d.diagnostics.is_empty(), "{:?}", d.diagnostics.items());
     let total: usize = d.warps.iter().map(|w| w.events.len()).sum();
-    assert_eq!(total, 128 * (K_TILES * 4 + 8 * (K_TILES * 4 + 2)));
+    assert_eq!(total, EVENTS);
     // Every warp that recorded events anchored its first one, and the SM
     // clock the anchors saw is a plausible H200 clock.
     for w in d.warps.iter().filter(|w| !w.events.is_empty()) {
