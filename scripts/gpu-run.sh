@@ -10,7 +10,7 @@ if [ "${1:-}" = "--stage" ]; then
   cd "$root"
   cargo build --release --examples -p ktrace-examples && cargo build --release -p ktrace-cli || exit 1
   mkdir -p .device/bin
-  for e in spin dvfs gemm warp_specialized big_grid cc_launcher recorder_bench faults; do
+  for e in spin dvfs block_sum gemm warp_specialized big_grid cc_launcher recorder_bench faults; do
     cp "target/release/examples/$e" .device/bin/
   done
   cp target/release/ktrace .device/bin/
@@ -26,7 +26,7 @@ log="$OUT/log.txt"
 step() { echo; echo "=== $*"; }
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
-  for e in spin warp_specialized big_grid cc_launcher; do
+  for e in spin block_sum warp_specialized big_grid cc_launcher; do
     step "$e untraced"; "$BIN/$e"; echo "exit $?"
     step "$e traced"; KTRACE=1 "$BIN/$e"; echo "exit $?"
   done
