@@ -8,8 +8,8 @@
 //! traced kernel (tracing all warps, and with a null buffer) against the
 //! untraced one, alternating launches, and prints the medians.
 
-use ktrace_examples::gemm::{cap_for, load_gemm, Problem};
-use ktrace_examples::{announce, fail, gpu, kernels, median, time_ms, trace_config, REGIONS};
+use ktrace_examples::gemm::{cap_for, load_gemm_variant, Problem};
+use ktrace_examples::{announce, fail, gpu, median, time_ms, trace_config, REGIONS};
 use ktrace_runtime::{KtraceArg, TraceSession, WarpSampling};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -33,12 +33,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (ctx, stream) = gpu();
     let (mut p, (ha, hb)) = Problem::new(&ctx, &stream, m, n, k)?;
     let flops = 2.0 * (m * n * k) as f64;
-    let load = |img: &'static [u8]| load_gemm(&ctx, img);
 
     if bench {
         // Both builds side by side, launches alternating.
-        let untraced = load(kernels::GEMM.untraced)?;
-        let traced = load(kernels::GEMM.traced)?;
+        let untraced = load_gemm_variant(&ctx, false)?;
+        let traced = load_gemm_variant(&ctx, true)?;
         ktrace_runtime::set_enabled(Some(true));
         let mut tc = trace_config("gemm_bench", &p.cfg);
         tc.cap = cap_for(&p);
@@ -88,9 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
 
-    let module = ktrace_runtime::load_module(&ctx, &kernels::GEMM)?;
-    drop(module);
-    let f = load(kernels::GEMM.image(ktrace_runtime::enabled()))?;
+    let f = load_gemm_variant(&ctx, ktrace_runtime::enabled())?;
     // Untraced timing (or traced with a null buffer when KTRACE=1: the timed
     // runs never write a trace).
     let mut t = time_ms(&ctx, &stream, 5, 30, || {

@@ -20,10 +20,11 @@ const WARPS: u32 = 4;
 
 fn load(
     ctx: &Arc<CudaContext>,
-    image: &'static [u8],
+    module: &KernelModule,
+    traced: bool,
     name: &str,
 ) -> Result<CudaFunction, Box<dyn std::error::Error>> {
-    let m = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(image.to_vec()))?;
+    let m = ktrace_runtime::load_module_variant(ctx, module, traced)?;
     Ok(m.load_function(name)?)
 }
 
@@ -84,8 +85,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 (2, "bench_e2"),
                 (4, "bench_e4"),
             ] {
-                let fu = load(&ctx, module.untraced, name)?;
-                let ft = load(&ctx, module.traced, name)?;
+                let fu = load(&ctx, module, false, name)?;
+                let ft = load(&ctx, module, true, name)?;
                 let run = |f: &CudaFunction,
                            arg: &KtraceArg,
                            out: &mut cudarc::driver::CudaSlice<f32>|

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::{self, CUtensorMap};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig,
-    PushKernelArg,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    LaunchConfig, PushKernelArg,
 };
 use ktrace_runtime::KtraceArg;
 
@@ -227,6 +227,20 @@ pub fn load_gemm(
     image: &'static [u8],
 ) -> Result<CudaFunction, Box<dyn std::error::Error>> {
     let module = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(image.to_vec()))?;
+    gemm_function(&module)
+}
+
+/// Loads the traced (`traced`) or untraced build of the GEMM kernel,
+/// whatever `KTRACE` says, and allows its shared memory.
+pub fn load_gemm_variant(
+    ctx: &Arc<CudaContext>,
+    traced: bool,
+) -> Result<CudaFunction, Box<dyn std::error::Error>> {
+    let module = ktrace_runtime::load_module_variant(ctx, &kernels::GEMM, traced)?;
+    gemm_function(&module)
+}
+
+fn gemm_function(module: &Arc<CudaModule>) -> Result<CudaFunction, Box<dyn std::error::Error>> {
     let f = module.load_function("ktrace_gemm_bf16_tn")?;
     f.set_attribute(
         sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

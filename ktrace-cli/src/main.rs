@@ -13,8 +13,8 @@ use ktrace_runtime::export::summarize_launch;
 use ktrace_runtime::output::launch_trace_path;
 use ktrace_runtime::summary::RegionStats;
 use ktrace_runtime::{
-    export_launch, Breakdown, Capture, ChromeOptions, ExportOptions, LaunchCapture, Summary,
-    SummaryOptions,
+    export_launch, ring_fill, Breakdown, Capture, ChromeOptions, ExportOptions, LaunchCapture,
+    Summary, SummaryOptions,
 };
 
 #[derive(Parser, Debug)]
@@ -241,8 +241,12 @@ fn table(rows: &[Vec<String>]) {
 
 fn print_summary(cap: &Capture, l: &LaunchCapture, s: &Summary) {
     let sh = &l.shape;
+    let kernel_time = s.kernel_time.map_or("no events".into(), |us| {
+        format!("{} (first to last event)", dur(us))
+    });
     println!(
-        "launch {}: grid {:?}, block {:?}, {} of {} blocks x {} warps traced, cap {}, device {}",
+        "launch {}: grid {:?}, block {:?}, {} of {} blocks x {} warps traced, cap {}, device {}; \
+         kernel time {kernel_time}",
         sh.launch,
         sh.grid,
         sh.block,
@@ -257,6 +261,9 @@ fn print_summary(cap: &Capture, l: &LaunchCapture, s: &Summary) {
         }
     );
     println!("{}", s.clock.text);
+    if let Ok(fill) = ring_fill(&l.raw, &l.shape) {
+        println!("{fill}");
+    }
     let mut rows = vec![vec![
         "region".to_string(),
         "count".into(),

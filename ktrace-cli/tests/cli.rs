@@ -85,6 +85,12 @@ fn export_all_launches() {
             serde_json::from_str(&std::fs::read_to_string(d.join(f)).unwrap()).unwrap();
         assert!(v.is_object(), "{f}");
     }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("run_summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["unit"], "us");
+    assert_eq!(summary["scale"], 0.001);
+    assert_eq!(summary["kernel_time"], 4.834);
 }
 
 #[test]
@@ -142,6 +148,15 @@ fn summary_table() {
     assert!(o.status.success(), "{err}");
     assert!(out.contains("launch 0: grid [3, 1, 1]"), "{out}");
     assert!(out.contains("Synthetic GPU"));
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.ends_with("; kernel time 4.834 us (first to last event)"),
+        "{first}"
+    );
+    assert!(
+        out.contains("rings: fullest warp 40 of 32 entries, 1 of 4 warps overflowed"),
+        "{out}"
+    );
     let header = out.lines().find(|l| l.contains("region")).unwrap();
     for col in ["count", "mean", "p50", "p99", "max"] {
         assert!(header.contains(col), "{header}");

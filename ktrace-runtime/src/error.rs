@@ -1,5 +1,9 @@
 //! The one error type of this crate.
 //!
+//! `Debug` prints the same text as `Display`, so a `main` that returns
+//! `Result<(), Box<dyn std::error::Error>>` shows the clear message rather
+//! than a struct dump.
+//!
 //! Each message is whole: it ends with its cause's message where there is
 //! one (the driver's error, the I/O error), so [`std::error::Error::source`]
 //! is `None` and a reporter that walks the chain prints nothing twice. No
@@ -8,23 +12,41 @@
 //!
 //! [`TraceSession`]: crate::TraceSession
 
+use std::fmt;
 use std::path::PathBuf;
 
 /// Everything that can go wrong in ktrace-runtime.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Debug` prints the `Display` message, so `main` returning this error
+/// (or a `Box<dyn Error>` holding it) shows `Error: ` and the message.
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A configuration or launch shape that cannot be traced.
     #[error("{0}")]
     Config(String),
 
+    /// An environment variable holds a value that is none of its forms.
+    #[error("{var}={value:?}: {problem}; accepted: {accepted}")]
+    Env {
+        /// The variable.
+        var: &'static str,
+        /// Its value.
+        value: String,
+        /// What is wrong with it.
+        problem: String,
+        /// The forms it takes.
+        accepted: &'static str,
+    },
+
     /// The trace buffer does not fit in the device's free memory.
     #[cfg(feature = "cuda")]
     #[error(
         "the trace buffer needs {asked} bytes ({slots} slots of {slot_bytes} bytes) but \
-         the device has {free} bytes free; shrink it with a smaller per-warp capacity (cap), \
-         fewer traced warps (WarpSampling::Mask/List) or fewer traced blocks \
-         (BlockSampling::Stride/First)"
+         the device has {free} bytes free; shrink it with a smaller per-warp capacity \
+         (KTRACE_CAP or TraceConfig::cap), fewer traced warps (KTRACE_WARPS or \
+         WarpSampling::Mask/List) or fewer traced blocks (KTRACE_BLOCKS or \
+         BlockSampling::Stride/First)"
     )]
     BufferTooLarge {
         /// Bytes the buffer needs.
@@ -138,6 +160,13 @@ pub enum Error {
     },
 }
 
+impl fmt::Debug for Error {
+    /// The `Display` text: what `main` prints when it returns this error.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
 impl Error {
     pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
         Error::Io {
@@ -149,3 +178,47 @@ impl Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples() -> Vec<Error> {
+        #[cfg_attr(not(feature = "cuda"), allow(unused_mut))]
+        let mut v = vec![
+            Error::Config("grid [0, 1, 1] has no blocks".into()),
+            Error::Env {
+                var: "KTRACE_CAP",
+                value: "100".into(),
+                problem: "100 is not a power of two".into(),
+                accepted: "a power of two",
+            },
+            Error::io("run.ktrace", std::io::Error::other("disk full")),
+            Error::BadMagic { found: vec![1, 2] },
+            Error::NoSuchLaunch {
+                asked: 3,
+                available: 1,
+            },
+        ];
+        #[cfg(feature = "cuda")]
+        v.push(Error::NoDriver {
+            tried: "libcuda.so, ...".into(),
+        });
+        v
+    }
+
+    #[test]
+    fn debug_is_the_display_text_without_prefix_or_repeated_cause() {
+        for e in samples() {
+            let (d, s) = (format!("{e:?}"), e.to_string());
+            assert_eq!(d, s);
+            assert!(!s.starts_with("ktrace"), "{s}");
+            assert!(std::error::Error::source(&e).is_none(), "{s}");
+            // What `main` returning `Box<dyn Error>` prints.
+            let boxed: Box<dyn std::error::Error> = Box::new(e);
+            assert_eq!(format!("Error: {boxed:?}"), format!("Error: {s}"));
+        }
+        let io = Error::io("run.ktrace", std::io::Error::other("disk full")).to_string();
+        assert_eq!(io.matches("disk full").count(), 1, "{io}");
+    }
+}

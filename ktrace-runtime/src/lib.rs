@@ -75,7 +75,16 @@
 //! Run with `KTRACE=1 cargo run --release` and open `trace.json` in
 //! Perfetto. For several launches with one session, call
 //! [`TraceSession::finish_launch`] after each; launch `N > 0` is written to
-//! `trace_launchN.json`.
+//! `trace_launchN.json`. To trace only some of them (a timing loop, say),
+//! set `KTRACE_LAUNCHES` or [`TraceConfig::launches`]: the other launches
+//! get a null buffer from [`TraceSession::arg`] and cost no copy and no file.
+//! [`TraceSession::discard`] ends a session without writing anything.
+//! [`load_module_variant`] loads the traced or the untraced build whatever
+//! `KTRACE` says, for programs that time one against the other.
+//!
+//! The session prints what it wrote, one line when the buffer is not as
+//! asked (see below) and, per launch, how full the rings were and the cap
+//! that would have kept every entry ([`RingFill`]).
 //!
 //! # Environment variables
 //!
@@ -88,11 +97,36 @@
 //!   when the [`TraceConfig`] does not name one. Read it with
 //!   `ktrace export`, `ktrace summary` and `ktrace diff`.
 //!
+//! These override the [`TraceConfig`] when set, so a traced program can be
+//! steered without a rebuild. A value that is none of the forms is an
+//! [`Error::Env`] naming the variable and the forms (checked whether
+//! tracing is on or not); an empty value counts as unset.
+//!
+//! - `KTRACE_CAP`: the per-warp ring capacity in entries (events and time
+//!   anchors): a power of two from 32 to 16777216, kept as asked, or `auto`
+//!   (the default): 4096, lowered to fit the budget.
+//! - `KTRACE_BUDGET_MB`: the most MiB an automatically sized trace buffer
+//!   may take (default 256). Over it, the session lowers an automatic cap
+//!   down to 256 entries, then traces one block in every `N` (unless the
+//!   block sampling was chosen), and prints one line saying what it chose
+//!   and why ([`sizing`]).
+//! - `KTRACE_WARPS`: the warps traced in a traced block: `all`, or indices
+//!   and ranges such as `0,4-7`.
+//! - `KTRACE_BLOCKS`: the blocks traced: `all`; `first:N` (linear index
+//!   below `N`); `stride:N` (every `N`-th block, from block 0); or
+//!   `stride:N,max:M` (the same, at most `M` blocks).
+//! - `KTRACE_LAUNCHES`: the launches traced, counted from 0 by
+//!   [`TraceSession::finish_launch`]: `all` (the default), or indices and
+//!   ranges such as `3`, `0-2`, `0,5`. The default stays `all` because a
+//!   session that ends launches asked for their traces; one that has traced
+//!   four launches of all says so once, with the memory they hold.
+//!
 //! # Features
 //!
 //! - `cuda` (default): the device edge — [`TraceSession`], [`TraceConfig`],
 //!   [`open_device`], [`load_module`], [`KtraceArg`] as a cudarc kernel
-//!   argument (`DeviceRepr`), and the errors only the device raises
+//!   argument (`DeviceRepr`), [`load_module_variant`], and the errors only
+//!   the device raises
 //!   (`NoDriver`, `Driver`, `BufferTooLarge`). It brings in cudarc, which
 //!   loads the CUDA driver at run time: nothing links against it at build
 //!   time.
@@ -121,15 +155,19 @@
 //!
 //! ```text
 //! format/   layout.rs shape.rs regions.rs capture.rs   what the device writes, what a capture holds
+//! settings.rs sizing.rs                                 environment overrides, the buffer within a budget
 //! decode/   ring.rs calibrate.rs spans.rs mod.rs        raw buffer -> per-warp timelines
+//! fill.rs                                               raw buffer -> how full the rings were
 //! export/   collect.rs chrome.rs summary.rs mod.rs      timelines -> Chrome trace and summary, one pass
 //! output.rs                                             output file names, atomic writes
-//! session/  mod.rs device.rs (feature `cuda`)           the device edge
+//! session/  mod.rs config.rs device.rs (feature `cuda`) the device edge
 //! switch.rs diagnostics.rs error.rs                     tracing on/off, what went wrong
 //! ```
 //!
 //! Public modules: the buffer layout ([`layout`], checked against the C
-//! header), the launch shape and sampling ([`shape`]), region names
+//! header), the launch shape and sampling ([`shape`]), the environment's
+//! overrides ([`settings`]), the buffer's budget ([`sizing`]) and ring fill
+//! ([`fill`]), region names
 //! ([`regions`]), capture files ([`capture`]), decoding ([`mod@decode`]),
 //! what went wrong ([`diagnostics`]), outputs ([`chrome`], [`summary`],
 //! [`export`], [`output`]) and, with `cuda`, the device edge ([`session`]).
@@ -147,9 +185,12 @@ pub mod diagnostics;
 mod error;
 pub mod export;
 pub use export::{chrome, summary};
+pub mod fill;
 pub mod output;
 #[cfg(feature = "cuda")]
 pub mod session;
+pub mod settings;
+pub mod sizing;
 mod switch;
 #[doc(hidden)]
 pub mod synth;
@@ -160,11 +201,16 @@ pub use decode::{decode, DecodeOptions, DecodedLaunch, Decoder, WarpTrace};
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub use error::{Error, Result};
 pub use export::{export_launch, write_trace, ExportOptions, ExportReport, WrittenTrace};
+pub use fill::{ring_fill, RingFill};
 pub use layout::KtraceArg;
 pub use regions::Regions;
 #[cfg(feature = "cuda")]
-pub use session::{load_module, open_device, TraceConfig, TraceSession};
+pub use session::{
+    load_module, load_module_variant, open_device, SessionPlan, TraceConfig, TraceSession,
+};
+pub use settings::{LaunchSelection, Overrides};
 pub use shape::{BlockSampling, LaunchShape, WarpSampling};
+pub use sizing::{Fit, Sizing};
 pub use summary::{Breakdown, Summary, SummaryOptions};
 pub use switch::{enabled, set_enabled, KernelModule};
 

@@ -17,7 +17,7 @@ pub fn enabled() -> bool {
     match FORCED.load(Ordering::Relaxed) {
         1 => false,
         2 => true,
-        _ => std::env::var_os(ENV_ENABLE).is_some_and(|v| v == "1"),
+        _ => crate::settings::var(ENV_ENABLE).is_some_and(|v| v == "1"),
     }
 }
 

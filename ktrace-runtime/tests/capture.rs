@@ -50,6 +50,7 @@ fn save_load_decode_identical() {
 fn fixture_still_reads() {
     let cap = sample_capture();
     let path = fixture();
+    #[allow(clippy::disallowed_methods)] // the test's own switch, not the crate's
     if std::env::var_os("KTRACE_BLESS").is_some_and(|v| v == "1") {
         cap.save(&path).unwrap();
     }

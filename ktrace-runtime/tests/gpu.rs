@@ -12,17 +12,70 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use ktrace_runtime::layout::EventKind;
 use ktrace_runtime::{
-    decode, load_module, set_enabled, Capture, DecodeOptions, Error, KernelModule, TraceConfig,
-    TraceSession,
+    decode, load_module, set_enabled, Capture, DecodeOptions, Error, KernelModule, KtraceArg,
+    LaunchSelection, TraceConfig, TraceSession,
 };
 
 include!("gpu/ktrace.rs");
 
+/// Launches the probe: `iters` iterations spinning `spin` cycles each.
+fn probe(stream: &Arc<CudaStream>, f: &CudaFunction, cfg: LaunchConfig, spin: u32, arg: KtraceArg) {
+    let iters = 10u32;
+    let mut sink = stream.alloc_zeros::<u64>(1).unwrap();
+    let mut b = stream.launch_builder(f);
+    b.arg(&spin).arg(&iters).arg(&mut sink).arg(&arg);
+    unsafe { b.launch(cfg) }.unwrap();
+}
+
+/// Of three launches only launch 1 is traced: the others get the null
+/// argument and copy nothing. Then a session discarded with a launch
+/// pending writes nothing.
+fn selection_and_discard(
+    stream: &Arc<CudaStream>,
+    f: &CudaFunction,
+    cfg: LaunchConfig,
+    dir: &std::path::Path,
+) {
+    let config = |name: &str| TraceConfig {
+        cap: 64,
+        launches: LaunchSelection::only([1]),
+        output: Some(dir.join(name)),
+        ..TraceConfig::for_launch(&cfg)
+    };
+    let mut session = TraceSession::new(stream, config("sel.json"), REGIONS).unwrap();
+    for launch in 0..3u32 {
+        let arg = session.arg();
+        assert_eq!(arg.buffer != 0, launch == 1);
+        assert_eq!(session.next_launch_traced(), launch == 1);
+        probe(stream, f, cfg, 1000, arg);
+        session.finish_launch().unwrap();
+    }
+    assert_eq!((session.launches().len(), session.fills().len()), (1, 1));
+    let fill = session.fills()[0];
+    eprintln!("launch 1: {fill}");
+    assert_eq!(
+        (fill.warps, fill.overflowed, fill.events),
+        (264 * 4, 0, 264 * 4 * 50)
+    );
+    assert!((50..=100).contains(&fill.max_entries), "{fill}");
+    assert_eq!(session.finish().unwrap().len(), 1);
+    assert!(dir.join("sel_launch1.json").exists() && !dir.join("sel.json").exists());
+
+    let gone = TraceSession::new(stream, config("gone.json"), REGIONS).unwrap();
+    assert_eq!(gone.arg().buffer, 0);
+    let mut gone = gone;
+    gone.finish_launch().unwrap();
+    probe(stream, f, cfg, 1000, gone.arg());
+    gone.discard();
+    assert!(!dir.join("gone_launch1.json").exists());
+}
+
 #[test]
 fn traced_launches_on_a_gpu() {
+    #[allow(clippy::disallowed_methods)] // the test's own switch, not the crate's
     let Some(cubin) = std::env::var_os("KTRACE_TEST_CUBIN") else {
         eprintln!("KTRACE_TEST_CUBIN not set; GPU test skipped");
         return;
@@ -61,11 +114,7 @@ fn traced_launches_on_a_gpu() {
         let arg = session.arg();
         assert_ne!(arg.buffer, 0);
         assert_eq!(arg.launch, launch);
-        let spin = 4000u32 * (launch + 1);
-        let mut sink = stream.alloc_zeros::<u64>(1).unwrap();
-        let mut b = stream.launch_builder(&f);
-        b.arg(&spin).arg(&iters).arg(&mut sink).arg(&arg);
-        unsafe { b.launch(cfg) }.unwrap();
+        probe(&stream, &f, cfg, 4000 * (launch + 1), arg);
         session.finish_launch().unwrap();
     }
     let reports = session.finish().unwrap();
@@ -145,6 +194,8 @@ fn traced_launches_on_a_gpu() {
     let msg = e.to_string();
     assert!(msg.contains("cap") && msg.contains("Sampling"), "{msg}");
     eprintln!("{msg}");
+
+    selection_and_discard(&stream, &f, cfg, &dir);
 
     // Off: nothing allocated, a null buffer.
     set_enabled(Some(false));

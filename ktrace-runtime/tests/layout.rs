@@ -52,6 +52,7 @@ fn c_view(include: &PathBuf) -> BTreeMap<String, u64> {
     let src = dir.join("layout.c");
     let exe = dir.join("layout");
     std::fs::write(&src, PROGRAM).unwrap();
+    #[allow(clippy::disallowed_methods)] // the test's own switch, not the crate's
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let out = Command::new(&cc)
         .arg("-std=c11")

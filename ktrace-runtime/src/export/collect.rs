@@ -27,6 +27,8 @@ pub(crate) struct LaunchCollector<'d> {
     unknown: BTreeSet<u16>,
     /// The SM clock, as the warps' anchors measured it.
     clock: ClockStats,
+    /// The earliest and the latest event of any warp, in ps.
+    events_span: Option<(i64, i64)>,
 }
 
 impl<'d> LaunchCollector<'d> {
@@ -45,6 +47,7 @@ impl<'d> LaunchCollector<'d> {
             known,
             unknown: BTreeSet::new(),
             clock: ClockStats::default(),
+            events_span: None,
         }
     }
 
@@ -55,6 +58,11 @@ impl<'d> LaunchCollector<'d> {
         self.summary.add_warp(w);
         self.diagnostics.extend(w.diagnostics.iter().cloned());
         self.clock.merge(&w.clock);
+        // Events are in time order.
+        if let (Some(first), Some(last)) = (w.events.first(), w.events.last()) {
+            let (lo, hi) = self.events_span.unwrap_or((first.t_ps, last.t_ps));
+            self.events_span = Some((lo.min(first.t_ps), hi.max(last.t_ps)));
+        }
         for e in &w.events {
             if !self.known.get(usize::from(e.region)).is_some_and(|&k| k) {
                 self.unknown.insert(e.region);
@@ -78,12 +86,16 @@ impl<'d> LaunchCollector<'d> {
             trace: trace.display().to_string(),
             display_time_unit: "ns".into(),
             scale: 1e-3,
+            unit: "us".into(),
             blocks: s.total_blocks(),
             warps_per_block: s.warps_per_block(),
             per_warp_cap: s.cap(),
             launch: s.launch,
             blocks_traced: s.blocks_traced,
             warps_traced: s.warps_traced(),
+            kernel_time: self
+                .events_span
+                .map(|(first, last)| (i128::from(last) - i128::from(first)) as f64 / 1e6),
             percentile_method: "linear".into(),
             regions,
             clock: ClockSummary::new(self.decoder.time_model(), &self.clock),
@@ -91,5 +103,32 @@ impl<'d> LaunchCollector<'d> {
             per_block,
         };
         (summary, diagnostics)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::capture::DeviceInfo;
+    use crate::export::{summarize_launch, ExportOptions};
+    use crate::regions::Regions;
+    use crate::synth::{SynthLaunch, SynthWarp};
+
+    #[test]
+    fn the_summary_states_its_unit_and_the_kernel_time() {
+        // 2 cycles a ns: block 0's first event at 50 ns, block 1 (opened
+        // 1000 ns later) ends at 1000 + 300 ns.
+        let launch = SynthLaunch::all_traced(2, 32, 32)
+            .with(SynthWarp::new(0, 0).span(100, 300, 0))
+            .with(SynthWarp::new(1, 0).span(200, 600, 0))
+            .into_capture();
+        let regions = Regions::from_table(&[(0, "r")]);
+        let device = DeviceInfo::default();
+        let opts = ExportOptions::default();
+        let (s, _) = summarize_launch(&launch, &device, &regions, &opts).unwrap();
+        assert_eq!((s.unit.as_str(), s.scale), ("us", 1e-3));
+        assert_eq!(s.kernel_time, Some(1.25));
+        let empty = SynthLaunch::all_traced(1, 32, 32).into_capture();
+        let (s, _) = summarize_launch(&empty, &device, &regions, &opts).unwrap();
+        assert_eq!(s.kernel_time, None);
     }
 }

@@ -14,6 +14,7 @@ use crate::capture::{DeviceInfo, LaunchCapture};
 use crate::decode::{DecodeOptions, Decoder, WarpTrace};
 use crate::diagnostics::Diagnostics;
 use crate::error::Result;
+use crate::fill::{ring_fill, RingFill};
 use crate::output::{summary_path, write_atomic};
 use crate::regions::Regions;
 use chrome::{ChromeOptions, ChromeWriter};
@@ -64,6 +65,8 @@ pub struct ExportReport {
     pub diagnostics: Diagnostics,
     /// The summary as written.
     pub summary: Summary,
+    /// How full the launch's rings were.
+    pub fill: RingFill,
 }
 
 fn other_data(
@@ -174,6 +177,7 @@ pub fn export_launch(
     opts: &ExportOptions,
 ) -> Result<ExportReport> {
     let dec = Decoder::new(&launch.raw, &launch.shape, &opts.decode_for(device))?;
+    let fill = ring_fill(&launch.raw, &launch.shape)?;
     let WrittenTrace {
         events,
         diagnostics,
@@ -193,5 +197,6 @@ pub fn export_launch(
         warps: dec.warp_count(),
         diagnostics,
         summary,
+        fill,
     })
 }

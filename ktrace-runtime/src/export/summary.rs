@@ -151,7 +151,11 @@ pub struct Summary {
     #[serde(rename = "displayTimeUnit")]
     pub display_time_unit: String,
     /// Factor from nanoseconds to the unit of durations here (µs): 0.001.
+    /// Kept for readers of older summaries; `unit` says the same.
     pub scale: f64,
+    /// The unit of every duration here: always "us" (microseconds).
+    #[serde(default = "micros")]
+    pub unit: String,
     /// Blocks in the grid.
     pub blocks: u64,
     /// Warps per block.
@@ -164,6 +168,10 @@ pub struct Summary {
     pub blocks_traced: u32,
     /// Warps traced per traced block.
     pub warps_traced: u32,
+    /// The launch's kernel time as traced, µs: from the first event to the
+    /// last event of any traced warp (null when there is no event).
+    #[serde(default)]
+    pub kernel_time: Option<f64>,
     /// How percentiles are computed.
     pub percentile_method: String,
     /// Per-region statistics, by region id.
@@ -176,6 +184,10 @@ pub struct Summary {
     /// Per-block breakdown, when asked for.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub per_block: Option<Vec<BlockBreakdown>>,
+}
+
+fn micros() -> String {
+    "us".into()
 }
 
 /// The time model of a launch and the SM clock over it, for the summary

@@ -38,7 +38,19 @@ pub fn open_device(ordinal: usize) -> Result<Arc<CudaContext>> {
 /// Loads a kernel module into `ctx`: the traced build when [`enabled`], the
 /// untraced one otherwise.
 pub fn load_module(ctx: &Arc<CudaContext>, m: &KernelModule) -> Result<Arc<CudaModule>> {
-    ctx.load_module(Ptx::from_binary(m.image(enabled()).to_vec()))
+    load_module_variant(ctx, m, enabled())
+}
+
+/// Loads one build of a kernel module into `ctx`, whatever the tracing
+/// switch says: the traced build (`traced`) or the untraced one. For
+/// programs that run both in one process, e.g. to time one against the
+/// other; [`load_module`] is this with `traced` = [`enabled`].
+pub fn load_module_variant(
+    ctx: &Arc<CudaContext>,
+    m: &KernelModule,
+    traced: bool,
+) -> Result<Arc<CudaModule>> {
+    ctx.load_module(Ptx::from_binary(m.image(traced).to_vec()))
         .map_err(driver("loading a kernel module"))
 }
 

@@ -2,108 +2,87 @@
 //! on the GPU, hands the kernel its [`KtraceArg`], copies the buffer back
 //! after each launch and writes the outputs. Also [`open_device`] and
 //! [`load_module`], which loads the traced or untraced build of a kernel
-//! ([`KernelModule`]) as the tracing switch says.
+//! ([`KernelModule`]) as the tracing switch says, and
+//! [`load_module_variant`], which loads the build asked for.
 
+mod config;
 mod device;
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
 use crate::capture::{Capture, DeviceInfo, LaunchCapture};
 use crate::error::Result;
 use crate::export::{export_launch, ExportOptions, ExportReport};
+use crate::fill::{ring_fill, RingFill};
 use crate::layout::KtraceArg;
 use crate::output::launch_trace_path;
 use crate::regions::Regions;
-use crate::shape::{BlockSampling, LaunchShape, WarpSampling};
+use crate::settings::{var, LaunchSelection, Overrides};
+use crate::shape::LaunchShape;
+use crate::sizing::{bytes_text, Sizing};
 use crate::switch::enabled;
 pub use crate::switch::{KernelModule, ENV_ENABLE};
+pub use config::{SessionPlan, TraceConfig};
 use device::{alloc_buffer, device_info, driver};
-pub use device::{load_module, open_device};
+pub use device::{load_module, load_module_variant, open_device};
 
 /// `KTRACE_OUT`: the trace file of launch 0 (default `trace.json`).
 pub const ENV_OUT: &str = "KTRACE_OUT";
 /// `KTRACE_CAPTURE`: when set, the capture file to save at the end.
 pub const ENV_CAPTURE: &str = "KTRACE_CAPTURE";
 
-/// What to trace in a launch, and where the output goes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TraceConfig {
-    /// Grid dimensions of the launch, in blocks.
-    pub grid: (u32, u32, u32),
-    /// Block dimensions of the launch, in threads.
-    pub block: (u32, u32, u32),
-    /// Per-warp event capacity: a power of two from
-    /// [`MIN_CAP`](crate::layout::MIN_CAP) to [`MAX_CAP`](crate::layout::MAX_CAP).
-    /// Default 4096.
-    pub cap: u32,
-    /// Which warps of a traced block to trace. Default all.
-    pub warps: WarpSampling,
-    /// Which blocks to trace. Default all.
-    pub blocks: BlockSampling,
-    /// The trace file of launch 0; later launches go to `NAME_launchN.json`.
-    /// `None`: `KTRACE_OUT`, or else `trace.json`.
-    pub output: Option<PathBuf>,
-    /// Capture file saved by [`TraceSession::finish`]. `None`:
-    /// `KTRACE_CAPTURE`, or else no capture.
-    pub capture: Option<PathBuf>,
-    /// Decoding, trace layout and summary choices.
-    pub export: ExportOptions,
-    /// Do not print a line per file written.
-    pub quiet: bool,
-}
-
-impl TraceConfig {
-    /// Defaults for a launch of `grid` blocks of `block` threads.
-    pub fn new(grid: (u32, u32, u32), block: (u32, u32, u32)) -> Self {
-        TraceConfig {
-            grid,
-            block,
-            cap: 4096,
-            warps: WarpSampling::All,
-            blocks: BlockSampling::All,
-            output: None,
-            capture: None,
-            export: ExportOptions::default(),
-            quiet: false,
-        }
-    }
-
-    /// Defaults for a cudarc launch configuration.
-    pub fn for_launch(cfg: &LaunchConfig) -> Self {
-        Self::new(cfg.grid_dim, cfg.block_dim)
-    }
-
-    fn shape(&self) -> Result<LaunchShape> {
-        let (g, b) = (self.grid, self.block);
-        LaunchShape::new(
-            [g.0, g.1, g.2],
-            [b.0, b.1, b.2],
-            self.cap,
-            &self.warps,
-            self.blocks,
-        )
-    }
-}
-
 /// A tracing session for one kernel (one grid and block shape), over one or
 /// more launches.
 ///
 /// With tracing off ([`enabled`] is false) it allocates nothing, [`arg`]
 /// gives a null buffer and nothing is written. With tracing on it owns one
-/// zeroed device buffer; after each launch [`finish_launch`] copies it back
-/// and zeroes it, and [`finish`] (or dropping the session) writes a Chrome
-/// trace and a summary per launch.
+/// zeroed device buffer, sized within a memory budget (see
+/// [`sizing`](crate::sizing); [`sizing`](TraceSession::sizing) says what was
+/// chosen); after each launch [`finish_launch`] copies it back, reads how
+/// full the rings were ([`fills`](TraceSession::fills)) and zeroes it, and [`finish`] (or
+/// dropping the session) writes a Chrome trace and a summary per launch.
+///
+/// # Launches
+///
+/// Each call of [`finish_launch`] ends one launch, traced or not; they are
+/// numbered from 0. [`TraceConfig::launches`] (or `KTRACE_LAUNCHES`) picks
+/// the launches traced: for the others [`arg`] gives the null argument and
+/// [`finish_launch`] copies nothing and writes nothing. A timing loop takes
+/// `arg()` and calls `finish_launch()` once per launch:
+///
+/// ```ignore
+/// let mut session = TraceSession::new(&stream, config, REGIONS)?; // KTRACE_LAUNCHES=3
+/// for _ in 0..20 {
+///     let trace = session.arg(); // the buffer for launch 3, null otherwise
+///     launch(&trace)?;
+///     session.finish_launch()?; // copies launch 3 only
+/// }
+/// session.finish()?; // one trace: trace_launch3.json
+/// ```
+///
+/// Reusing one [`arg`] for several launches is safe: every traced warp
+/// writes its slot afresh at `KTRACE_OPEN` (its entry count restarts at 0
+/// and the open timers and ids are rewritten; see `ktrace.cuh`), so the
+/// buffer that [`finish_launch`] copies holds the last launch that wrote
+/// it. A launch given [`KtraceArg::OFF`] records nothing and is not a
+/// launch of the session: call no [`finish_launch`] for it.
+///
+/// [`discard`](TraceSession::discard) ends a session without copying or
+/// writing anything, even with a launch pending.
 ///
 /// [`arg`]: TraceSession::arg
 /// [`finish_launch`]: TraceSession::finish_launch
 /// [`finish`]: TraceSession::finish
 pub struct TraceSession {
     stream: Arc<CudaStream>,
+    sizing: Sizing,
+    /// The sizing's shape; its `launch` is the next launch's index.
     shape: LaunchShape,
+    selection: LaunchSelection,
     buffer: Option<CudaSlice<u8>>,
     regions: Regions,
     device: DeviceInfo,
@@ -112,6 +91,7 @@ pub struct TraceSession {
     export: ExportOptions,
     quiet: bool,
     launches: Vec<LaunchCapture>,
+    fills: Vec<RingFill>,
     pending: Cell<bool>,
     written: usize,
     finished: bool,
@@ -122,6 +102,7 @@ impl std::fmt::Debug for TraceSession {
         f.debug_struct("TraceSession")
             .field("enabled", &self.is_enabled())
             .field("shape", &self.shape)
+            .field("launches_traced", &self.selection)
             .field("output", &self.output)
             .field("launches", &self.launches.len())
             .finish()
@@ -129,38 +110,45 @@ impl std::fmt::Debug for TraceSession {
 }
 
 impl TraceSession {
-    /// A session for launches on `stream` shaped by `config`, with the
-    /// region table generated by ktrace-build (`REGIONS`).
+    /// A session for launches on `stream` shaped by `config` and the
+    /// environment's overrides ([`TraceConfig::plan`]), with the region
+    /// table generated by ktrace-build (`REGIONS`). With tracing on and
+    /// the buffer not as asked, prints one line saying what was chosen
+    /// (unless quiet).
     ///
-    /// Fails on a configuration that cannot be traced (checked whether
-    /// tracing is on or not) and, with tracing on, when the buffer does not
-    /// fit in the device's free memory.
+    /// Fails on a configuration or an environment variable that cannot be
+    /// traced (checked whether tracing is on or not) and, with tracing on,
+    /// when the buffer does not fit in the device's free memory.
     pub fn new(
         stream: &Arc<CudaStream>,
         config: TraceConfig,
         regions: &[(u16, &str)],
     ) -> Result<Self> {
-        let shape = config.shape()?;
+        let plan = config.plan(&Overrides::from_env()?)?;
+        let shape = plan.sizing.shape;
         let output = config
             .output
             .clone()
-            .or_else(|| std::env::var_os(ENV_OUT).map(PathBuf::from))
+            .or_else(|| var(ENV_OUT).map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("trace.json"));
         let capture_path = config
             .capture
             .clone()
-            .or_else(|| std::env::var_os(ENV_CAPTURE).map(PathBuf::from));
-        let on = enabled();
-        let (buffer, device) = if on {
-            let ctx = stream.context();
-            let device = device_info(ctx);
+            .or_else(|| var(ENV_CAPTURE).map(PathBuf::from));
+        let (buffer, device) = if enabled() {
+            if let (Some(line), false) = (plan.sizing.message(), config.quiet) {
+                eprintln!("ktrace: {line}");
+            }
+            let device = device_info(stream.context());
             (Some(alloc_buffer(stream, &shape)?), device)
         } else {
             (None, DeviceInfo::default())
         };
         Ok(TraceSession {
             stream: stream.clone(),
+            sizing: plan.sizing,
             shape,
+            selection: plan.launches,
             buffer,
             regions: Regions::from_table(regions),
             device,
@@ -169,6 +157,7 @@ impl TraceSession {
             export: config.export,
             quiet: config.quiet,
             launches: Vec::new(),
+            fills: Vec::new(),
             pending: Cell::new(false),
             written: 0,
             finished: false,
@@ -180,28 +169,46 @@ impl TraceSession {
         self.buffer.is_some()
     }
 
+    /// Whether the next launch is traced: tracing is on and the launch
+    /// selection holds it.
+    pub fn next_launch_traced(&self) -> bool {
+        self.is_enabled() && self.selection.contains(self.shape.launch)
+    }
+
     /// The launch shape (the `launch` field is the next launch's index).
     pub fn shape(&self) -> &LaunchShape {
         &self.shape
     }
 
+    /// The buffer chosen for the session, and how it fits the budget.
+    pub fn sizing(&self) -> &Sizing {
+        &self.sizing
+    }
+
     /// The kernel argument for the next launch: the buffer, the sampling and
-    /// the launch index. A null buffer when tracing is off.
+    /// the launch index; a null buffer when tracing is off or the launch is
+    /// not selected.
     pub fn arg(&self) -> KtraceArg {
         match &self.buffer {
-            Some(buf) => {
+            Some(buf) if self.next_launch_traced() => {
                 self.pending.set(true);
                 let (ptr, _sync) = buf.device_ptr(&self.stream);
                 self.shape.arg(ptr)
             }
-            None => KtraceArg::OFF,
+            _ => KtraceArg::OFF,
         }
     }
 
-    /// After a traced launch: waits for the stream, copies the buffer back
-    /// and keeps it as the next launch, then zeroes the buffer for the launch
-    /// after. Does nothing when tracing is off.
+    /// Ends the current launch. When it is traced: waits for the stream,
+    /// copies the buffer back and keeps it, reads how full the rings were
+    /// ([`fills`](TraceSession::fills); printed with the launch's lines
+    /// unless quiet) and zeroes the buffer for the next launch. Otherwise
+    /// (tracing off, or a launch not selected) copies and keeps nothing.
     pub fn finish_launch(&mut self) -> Result<()> {
+        if !self.next_launch_traced() {
+            self.shape.launch = self.shape.launch.saturating_add(1);
+            return Ok(());
+        }
         let Some(buf) = self.buffer.as_mut() else {
             return Ok(());
         };
@@ -216,17 +223,30 @@ impl TraceSession {
         self.stream
             .memset_zeros(buf)
             .map_err(driver("zeroing the trace buffer"))?;
+        self.fills.push(ring_fill(&raw, &self.shape)?);
         self.launches.push(LaunchCapture {
             shape: self.shape,
             raw,
         });
-        self.shape.launch += 1;
+        self.shape.launch = self.shape.launch.saturating_add(1);
+        let note = many_launches_note(self.launches.len(), &self.selection, self.sizing.bytes());
+        if let (Some(note), false) = (note, self.quiet) {
+            eprintln!("ktrace: {note}");
+        }
         Ok(())
     }
 
     /// The launches recorded so far, by launch number.
     pub fn launches(&self) -> &[LaunchCapture] {
         &self.launches
+    }
+
+    /// How full the rings of each launch recorded so far were, in the
+    /// order of [`launches`](TraceSession::launches): the most entries a
+    /// warp recorded, the warps that overflowed, and the cap that would
+    /// have kept everything.
+    pub fn fills(&self) -> &[RingFill] {
+        &self.fills
     }
 
     /// The launches recorded so far, with the device facts and the regions
@@ -287,6 +307,15 @@ impl TraceSession {
         self.finished = true;
         self.write()
     }
+
+    /// Ends the session without copying or writing anything more: a
+    /// pending launch is dropped, launches not yet written are not
+    /// written, and the device buffer is freed (in stream order, after the
+    /// work already queued). For runs whose traces are not wanted, e.g.
+    /// after timing launches with the traced build.
+    pub fn discard(mut self) {
+        self.finished = true;
+    }
 }
 
 impl Drop for TraceSession {
@@ -302,6 +331,20 @@ impl Drop for TraceSession {
     }
 }
 
+/// Once, when a session that traces every launch has recorded its
+/// fourth: each traced launch is a file and a buffer kept in memory.
+fn many_launches_note(recorded: usize, selection: &LaunchSelection, bytes: u64) -> Option<String> {
+    const MANY: usize = 4;
+    (recorded == MANY && *selection == LaunchSelection::All).then(|| {
+        format!(
+            "{MANY} launches traced so far, each written to its own trace ({} kept in memory \
+             until the session ends); to trace only some, set KTRACE_LAUNCHES (e.g. 0 or 0,5) \
+             or TraceConfig::launches",
+            bytes_text(bytes.saturating_mul(MANY as u64))
+        )
+    })
+}
+
 fn report(r: &ExportReport, launch: u32) {
     eprintln!(
         "ktrace: launch {launch}: {} events from {} warps -> {}",
@@ -313,6 +356,7 @@ fn report(r: &ExportReport, launch: u32) {
         "ktrace: launch {launch}: summary -> {}",
         r.summary_path.display()
     );
+    eprintln!("ktrace: launch {launch}: {}", r.fill);
     const SHOWN: usize = 5;
     for d in r.diagnostics.items().iter().take(SHOWN) {
         eprintln!("ktrace: warning: {d}");
@@ -323,5 +367,25 @@ fn report(r: &ExportReport, launch: u32) {
             r.diagnostics.len() - SHOWN,
             r.trace_path.display()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_many_launches_note_comes_once_and_only_when_tracing_all() {
+        let all = LaunchSelection::All;
+        let notes: Vec<usize> = (1..10)
+            .filter(|&n| many_launches_note(n, &all, 1 << 20).is_some())
+            .collect();
+        assert_eq!(notes, [4]);
+        let note = many_launches_note(4, &all, 1 << 20).unwrap();
+        assert!(
+            note.contains("4 MiB kept") && note.contains("KTRACE_LAUNCHES"),
+            "{note}"
+        );
+        assert_eq!(many_launches_note(4, &LaunchSelection::only(0..8), 1), None);
     }
 }

@@ -1,0 +1,202 @@
+//! [`TraceConfig`], what a session is asked to trace, and [`SessionPlan`],
+//! what it traces once the environment's overrides and the memory budget
+//! have had their say. Planning touches no device.
+
+use std::path::PathBuf;
+
+use cudarc::driver::LaunchConfig;
+
+use crate::error::{Error, Result};
+use crate::export::ExportOptions;
+use crate::settings::{LaunchSelection, Overrides};
+use crate::shape::{BlockSampling, WarpSampling};
+use crate::sizing::{fit_buffer, SizeRequest, Sizing, DEFAULT_BUDGET};
+
+/// What to trace in a launch, and where the output goes.
+///
+/// `KTRACE_CAP`, `KTRACE_WARPS`, `KTRACE_BLOCKS`, `KTRACE_BUDGET_MB` and
+/// `KTRACE_LAUNCHES` override the matching fields when set (see the crate
+/// docs), so a traced program can be steered without a rebuild.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceConfig {
+    /// Grid dimensions of the launch, in blocks.
+    pub grid: (u32, u32, u32),
+    /// Block dimensions of the launch, in threads.
+    pub block: (u32, u32, u32),
+    /// Per-warp ring capacity in entries (events and time anchors): a
+    /// power of two from [`MIN_CAP`](crate::layout::MIN_CAP) to
+    /// [`MAX_CAP`](crate::layout::MAX_CAP), kept even over the budget; or 0
+    /// (the default) for automatic:
+    /// [`DEFAULT_CAP`](crate::sizing::DEFAULT_CAP), lowered to fit the
+    /// budget (see [`sizing`](crate::sizing)).
+    pub cap: u32,
+    /// Which warps of a traced block to trace. Default all.
+    pub warps: WarpSampling,
+    /// Which blocks to trace. Default all; with an automatic cap, every
+    /// `N`-th block when the buffer would not fit the budget otherwise.
+    /// Any other choice is kept.
+    pub blocks: BlockSampling,
+    /// The most bytes an automatically sized buffer may take. `None`:
+    /// [`DEFAULT_BUDGET`] (256 MiB).
+    pub budget: Option<u64>,
+    /// Which launches to trace (counted by
+    /// [`TraceSession::finish_launch`](crate::TraceSession::finish_launch)).
+    /// Default all.
+    pub launches: LaunchSelection,
+    /// The trace file of launch 0; later launches go to `NAME_launchN.json`.
+    /// `None`: `KTRACE_OUT`, or else `trace.json`.
+    pub output: Option<PathBuf>,
+    /// Capture file saved by
+    /// [`TraceSession::finish`](crate::TraceSession::finish). `None`:
+    /// `KTRACE_CAPTURE`, or else no capture.
+    pub capture: Option<PathBuf>,
+    /// Decoding, trace layout and summary choices.
+    pub export: ExportOptions,
+    /// Print nothing: neither the sizing line nor the lines per launch and
+    /// file ([`TraceSession::sizing`](crate::TraceSession::sizing) and the
+    /// reports say the same).
+    pub quiet: bool,
+}
+
+/// What a session traces: the buffer and the launches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionPlan {
+    /// The buffer: launch shape, and how it fits the budget.
+    pub sizing: Sizing,
+    /// The launches traced.
+    pub launches: LaunchSelection,
+}
+
+impl TraceConfig {
+    /// Defaults for a launch of `grid` blocks of `block` threads.
+    pub fn new(grid: (u32, u32, u32), block: (u32, u32, u32)) -> Self {
+        TraceConfig {
+            grid,
+            block,
+            cap: 0,
+            warps: WarpSampling::All,
+            blocks: BlockSampling::All,
+            budget: None,
+            launches: LaunchSelection::All,
+            output: None,
+            capture: None,
+            export: ExportOptions::default(),
+            quiet: false,
+        }
+    }
+
+    /// Defaults for a cudarc launch configuration.
+    pub fn for_launch(cfg: &LaunchConfig) -> Self {
+        Self::new(cfg.grid_dim, cfg.block_dim)
+    }
+
+    /// What a session with this configuration traces under `env` (from
+    /// [`Overrides::from_env`]): every set variable replaces its field,
+    /// then the buffer is fitted to the budget. Fails on a shape that
+    /// cannot be traced, naming the variables that shaped it.
+    pub fn plan(&self, env: &Overrides) -> Result<SessionPlan> {
+        let (g, b) = (self.grid, self.block);
+        let warps = env.warps.as_ref().unwrap_or(&self.warps);
+        let request = SizeRequest {
+            grid: [g.0, g.1, g.2],
+            block: [b.0, b.1, b.2],
+            cap: env.cap.unwrap_or(self.cap),
+            warps,
+            blocks: env.blocks.unwrap_or(self.blocks),
+            blocks_chosen: env.blocks.is_some() || self.blocks != BlockSampling::All,
+            budget: env.budget.or(self.budget).unwrap_or(DEFAULT_BUDGET),
+        };
+        let sizing = fit_buffer(&request).map_err(|e| match e {
+            Error::Config(m) if !env.shape_vars().is_empty() => {
+                Error::Config(format!("{m} (set by {})", env.shape_vars().join(", ")))
+            }
+            e => e,
+        })?;
+        Ok(SessionPlan {
+            sizing,
+            launches: env
+                .launches
+                .clone()
+                .unwrap_or_else(|| self.launches.clone()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sizing::{Fit, CAP_FLOOR};
+
+    fn saxpy() -> TraceConfig {
+        TraceConfig::new((4096, 1, 1), (256, 1, 1))
+    }
+
+    #[test]
+    fn the_defaults_fit_the_budget() {
+        let p = saxpy().plan(&Overrides::default()).unwrap();
+        assert_eq!((p.sizing.fit, p.sizing.shape.cap()), (Fit::CapLowered, 512));
+        assert_eq!(p.launches, LaunchSelection::All);
+        assert!(p.sizing.message().unwrap().contains("instead of 4096"));
+    }
+
+    #[test]
+    fn the_environment_overrides_the_config() {
+        let mut c = saxpy();
+        c.cap = 64;
+        c.launches = LaunchSelection::only([0]);
+        let env = Overrides {
+            cap: Some(0),
+            warps: Some(WarpSampling::List(vec![0, 2])),
+            budget: Some(1 << 20),
+            launches: Some(LaunchSelection::only([3])),
+            ..Overrides::default()
+        };
+        let p = c.plan(&env).unwrap();
+        let s = &p.sizing.shape;
+        assert_eq!((s.warp_mask, s.cap()), (0b101, CAP_FLOOR));
+        assert_eq!(p.sizing.fit, Fit::BlocksSampled);
+        assert!(p.sizing.bytes() <= 1 << 20);
+        assert!(!p.launches.contains(0) && p.launches.contains(3));
+    }
+
+    #[test]
+    fn chosen_blocks_and_caps_are_kept() {
+        let mut c = saxpy();
+        c.blocks = BlockSampling::First(4);
+        let p = c.plan(&Overrides::default()).unwrap();
+        assert_eq!((p.sizing.fit, p.sizing.shape.cap()), (Fit::AsAsked, 4096));
+        let env = Overrides {
+            blocks: Some(BlockSampling::All),
+            budget: Some(1 << 20),
+            ..Overrides::default()
+        };
+        let p = saxpy().plan(&env).unwrap();
+        assert_eq!(p.sizing.fit, Fit::OverWithChosenBlocks);
+        let env = Overrides {
+            cap: Some(1 << 16),
+            ..Overrides::default()
+        };
+        let p = saxpy().plan(&env).unwrap();
+        assert_eq!(
+            (p.sizing.fit, p.sizing.shape.cap()),
+            (Fit::OverWithChosenCap, 1 << 16)
+        );
+    }
+
+    #[test]
+    fn a_bad_shape_names_the_variables_that_made_it() {
+        let env = Overrides {
+            warps: Some(WarpSampling::List(vec![9])),
+            ..Overrides::default()
+        };
+        let e = saxpy().plan(&env).unwrap_err().to_string();
+        assert!(
+            e.contains("does not have") && e.ends_with("(set by KTRACE_WARPS)"),
+            "{e}"
+        );
+        let mut c = saxpy();
+        c.cap = 48;
+        let e = c.plan(&Overrides::default()).unwrap_err().to_string();
+        assert!(e.contains("power of two") && !e.contains("set by"), "{e}");
+    }
+}
