@@ -135,8 +135,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     100.0 * (m0 / mu - 1.0));
             }
         }
-        std::mem::forget(all);
-        std::mem::forget(one);
+        all.discard();
+        one.discard();
     }
     Ok(())
 }
