@@ -62,7 +62,36 @@
 //!   replacing those set with [`Build::arch`].
 //! - `KTRACE_NVCC_FLAGS`: extra nvcc flags, split on whitespace, after the
 //!   builder's own.
-//! - `OUT_DIR`, `NUM_JOBS`: set by Cargo.
+//! - `NVCC_PREPEND_FLAGS`, `NVCC_APPEND_FLAGS`, `NVCC_CCBIN`: read by nvcc
+//!   itself; ktrace-build reads them only to rebuild when they change.
+//! - `OUT_DIR`, `NUM_JOBS`, `CARGO_MAKEFLAGS`: set by Cargo (see
+//!   [Rebuilds](#rebuilds)).
+//!
+//! # Rebuilds
+//!
+//! nvcc runs only for the images whose inputs changed. Beside each image in
+//! `OUT_DIR/ktrace/kernels` a manifest records a digest of the nvcc command
+//! line (flags, architectures, defines, include directories, the nvcc path,
+//! the size and time of nvcc, ptxas and cicc, and nvcc's own variables) and
+//! of the content of every file nvcc read: the source and each header it
+//! included, as nvcc's `-MD` output lists them (toolkit headers and the
+//! generated `ktrace_regions.h` among them). A job whose manifest matches
+//! and whose image exists is skipped, its nvcc messages replayed from the
+//! manifest; [`Output::jobs`] says which ran and why. Content, not time, is
+//! compared: touching a file or checking it out again rebuilds nothing. Every
+//! header read gets a `cargo:rerun-if-changed` line, so editing one outside
+//! the scanned directories reruns the build script too.
+//!
+//! Any change to the region table (a marker added, renamed or removed, or a
+//! scanned file added or removed, as the generated header counts them)
+//! rebuilds every kernel that includes `ktrace.cuh`. A header newly created
+//! earlier on the include path than the one a source used is not noticed
+//! (as with Make and Ninja); `cargo clean` rebuilds everything.
+//!
+//! nvcc jobs run in parallel under Cargo's jobserver: with `cargo build -j N`
+//! the kernels, rustc and other build scripts together run at most `N`
+//! processes. Without a jobserver, at most `NUM_JOBS` (else the machine's
+//! parallelism) run at once.
 //!
 //! # Features
 //!
@@ -73,11 +102,14 @@
 #![deny(missing_docs)]
 
 pub mod codegen;
+mod depfile;
 pub mod env;
 mod error;
 mod execute;
 mod launcher;
+mod manifest;
 pub mod nvcc;
+mod parallel;
 mod plan;
 pub mod regions;
 pub mod scan;
@@ -86,10 +118,12 @@ pub mod test_support;
 
 use std::path::{Path, PathBuf};
 
+use nvcc::Toolchain;
 use plan::Plan;
 use scan::SourceFile;
 
 pub use error::Error;
+pub use manifest::Freshness;
 pub use nvcc::{Arch, Variant};
 pub use regions::{Region, RegionTable};
 
@@ -120,8 +154,12 @@ pub struct Output {
     pub rust_file: PathBuf,
     /// Each module: name, traced image, untraced image.
     pub modules: Vec<(String, PathBuf, PathBuf)>,
-    /// nvcc's messages per source and variant (warnings, `-Xptxas -v`).
+    /// nvcc's messages per source and variant (warnings, `-Xptxas -v`),
+    /// from the run that built the image: replayed when it was up to date.
     pub nvcc_messages: Vec<(PathBuf, Variant, String)>,
+    /// Each kernel build, per source and variant: whether nvcc ran, and why,
+    /// or the image was up to date (see "Rebuilds" in the crate docs).
+    pub jobs: Vec<(PathBuf, Variant, Freshness)>,
 }
 
 /// Configures and runs a ktrace build, in the style of `cc::Build`.
@@ -267,8 +305,8 @@ impl Build {
         }
         let sources = self.collect_sources(cargo)?;
         let plan = self.plan(&out_dir, &sources)?;
-        let nvcc = self.toolchain(&plan)?;
-        execute::execute(plan, nvcc.as_deref(), cargo)
+        let toolchain = self.toolchain(&plan)?;
+        execute::execute(plan, toolchain.as_ref(), cargo)
     }
 
     /// [`Build::out_dir`], else Cargo's `OUT_DIR`.
@@ -377,20 +415,23 @@ impl Build {
 
     /// The nvcc to run: [`Build::nvcc`], else the first place
     /// [`nvcc::find_nvcc`] finds one; none when the plan runs no nvcc.
-    fn toolchain(&self, plan: &Plan) -> Result<Option<PathBuf>, Error> {
+    /// With the variables nvcc itself reads, which are part of every
+    /// command line for deciding what to rebuild.
+    fn toolchain(&self, plan: &Plan) -> Result<Option<Toolchain>, Error> {
         if !plan.needs_nvcc() {
             return Ok(None);
         }
-        if let Some(nvcc) = &self.nvcc {
-            return Ok(Some(nvcc.clone()));
-        }
-        let search = nvcc::find_nvcc();
-        match search.found {
-            Some(nvcc) => Ok(Some(nvcc)),
-            None => Err(Error::NvccNotFound {
-                tried: search.tried,
-            }),
-        }
+        let nvcc = match &self.nvcc {
+            Some(nvcc) => nvcc.clone(),
+            None => {
+                let search = nvcc::find_nvcc();
+                search.found.ok_or(Error::NvccNotFound {
+                    tried: search.tried,
+                })?
+            }
+        };
+        let nvcc_env = nvcc::ENV_READ_BY_NVCC.map(|v| (v, env::get_string(v)));
+        Ok(Some(Toolchain::new(nvcc, &nvcc_env)))
     }
 }
 

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::UNIX_EPOCH;
 
 use crate::env;
 
@@ -23,6 +24,10 @@ pub const DEFAULT_ARCH: &str = "sm_90";
 /// serialise wgmma); `--expt-relaxed-constexpr` so constexpr host helpers
 /// (CUTLASS, CuTe, the region table) can be used in device code.
 pub const BASE_FLAGS: &[&str] = &["-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr"];
+
+/// Variables nvcc reads that change what it builds; their values count as
+/// part of the command line when deciding whether an image is up to date.
+pub const ENV_READ_BY_NVCC: [&str; 3] = ["NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN"];
 
 /// A checked GPU architecture such as `sm_90a`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +145,44 @@ pub fn find_nvcc() -> NvccSearch {
     NvccSearch { tried, found }
 }
 
+/// The nvcc a build runs, and what identifies it in the manifests that
+/// decide whether an image is up to date.
+#[derive(Debug, Clone)]
+pub(crate) struct Toolchain {
+    /// The nvcc binary.
+    pub nvcc: PathBuf,
+    /// The path, size and modification time of nvcc and of the ptxas and
+    /// cicc beside it (they change when the toolkit is replaced, and cost a
+    /// `stat` each, not a process), then nvcc's own environment variables.
+    pub identity: String,
+}
+
+impl Toolchain {
+    /// Identifies `nvcc`; `env` holds the variables nvcc reads
+    /// (`NVCC_APPEND_FLAGS` …) with their values.
+    pub fn new(nvcc: PathBuf, env: &[(&str, Option<String>)]) -> Self {
+        let mut files = vec![nvcc.clone(), nvcc.with_file_name(exe("ptxas"))];
+        if let Some(root) = toolkit_root(&nvcc) {
+            files.push(root.join("nvvm").join("bin").join(exe("cicc")));
+        }
+        let mut identity = String::new();
+        for f in &files {
+            let stamp = std::fs::metadata(f).ok().map(|m| {
+                let time = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok());
+                (m.len(), time.unwrap_or_default().as_nanos())
+            });
+            identity.push_str(&format!("{}: {stamp:?}\n", f.display()));
+        }
+        for (name, value) in env {
+            identity.push_str(&format!("{name}={value:?}\n"));
+        }
+        Self { nvcc, identity }
+    }
+}
+
 /// The CUDA toolkit root of an nvcc binary (`<root>/bin/nvcc`).
 pub fn toolkit_root(nvcc: &Path) -> Option<PathBuf> {
     nvcc.parent()?.parent().map(Path::to_path_buf)
@@ -187,6 +230,8 @@ pub struct NvccJob {
     pub defines: Vec<(String, Option<String>)>,
     /// Extra flags, after the base flags.
     pub flags: Vec<String>,
+    /// Where nvcc writes the files it read, as a Make rule (`-MD -MF`).
+    pub depfile: Option<PathBuf>,
 }
 
 impl NvccJob {
@@ -218,6 +263,9 @@ impl NvccJob {
             });
         }
         a.extend(self.flags.iter().cloned());
+        if let Some(d) = &self.depfile {
+            a.extend(["-MD".into(), "-MF".into(), d.display().to_string()]);
+        }
         a.push("-o".into());
         a.push(self.output.display().to_string());
         a.push(self.source.display().to_string());
