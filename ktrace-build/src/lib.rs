@@ -55,9 +55,8 @@
 //! except `PATH` (as in cc-rs: it changes between shells and would rerun the
 //! build script each time).
 //!
-//! - `NVCC`: the nvcc binary. Otherwise `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`
-//!   (`<root>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`. The
-//!   launcher library is compiled with the same nvcc.
+//! - `NVCC`, `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`: where nvcc is; see
+//!   [Finding nvcc](#finding-nvcc).
 //! - `KTRACE_CUDA_ARCH`: comma-separated architectures (`sm_90a,sm_80`),
 //!   replacing those set with [`Build::arch`].
 //! - `KTRACE_NVCC_FLAGS`: extra nvcc flags, split on whitespace, after the
@@ -66,6 +65,33 @@
 //!   itself; ktrace-build reads them only to rebuild when they change.
 //! - `OUT_DIR`, `NUM_JOBS`, `CARGO_MAKEFLAGS`: set by Cargo (see
 //!   [Rebuilds](#rebuilds)).
+//!
+//! # Finding nvcc
+//!
+//! [`Build::nvcc`] if given, else the first that exists of:
+//!
+//! 1. `NVCC`, the binary itself;
+//! 2. `$CUDA_HOME/bin/nvcc`, then `CUDA_PATH`, then `CUDA_ROOT`;
+//! 3. `nvcc` in a directory of `PATH`;
+//! 4. `/usr/local/cuda/bin/nvcc`;
+//! 5. a CUDA 13 toolkit installed from PyPI: `nvidia/cu13/bin/nvcc` in the
+//!    site-packages of the `python3` (else `python`) on `PATH` (its
+//!    `purelib`, `site.getsitepackages()` and user site; Python is run only
+//!    when steps 1–4 find nothing). nvcc finds its headers and cicc relative
+//!    to itself, so no variable is needed.
+//!
+//! When none exists, the error lists every place looked and the command
+//! that installs the toolkit from PyPI without root:
+//!
+//! ```text
+//! python3 -m pip install --target ~/cuda13 "nvidia-cuda-nvcc==13.0.*" "nvidia-cuda-crt==13.0.*" \
+//!     "nvidia-nvvm==13.0.*" "nvidia-cuda-runtime==13.0.*" "nvidia-cuda-cccl==13.0.*"
+//! export CUDA_HOME=~/cuda13/nvidia/cu13
+//! ```
+//!
+//! The launcher library is compiled with the same nvcc, and linked against
+//! the `libcudart_static.a` under its toolkit root (`lib/` for the PyPI
+//! toolkit, `lib64/` for a system one).
 //!
 //! # Rebuilds
 //!
@@ -111,6 +137,7 @@ mod manifest;
 pub mod nvcc;
 mod parallel;
 mod plan;
+mod pypi;
 pub mod regions;
 pub mod scan;
 #[doc(hidden)]

@@ -98,51 +98,61 @@ pub(crate) fn exe(name: &str) -> String {
 }
 
 /// Looks for nvcc: `NVCC`, then `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`
-/// (`<dir>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`.
+/// (`<dir>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`, then,
+/// when none of those has one, a toolkit installed from PyPI into the
+/// site-packages of the Python on `PATH` (see "Finding nvcc" in the crate
+/// docs).
 ///
 /// Each variable but `PATH` gets a `cargo:rerun-if-env-changed` line (see
 /// [`env::path`]).
 pub fn find_nvcc() -> NvccSearch {
-    let mut tried = Vec::new();
-    let mut found = None;
-    let mut consider = |what: String, path: PathBuf, tried: &mut Vec<String>| {
-        tried.push(format!("{what}: {}", path.display()));
-        if found.is_none() && path.is_file() {
-            found = Some(path);
-        }
+    let mut search = NvccSearch {
+        tried: Vec::new(),
+        found: None,
     };
     match env::get("NVCC") {
-        Some(v) => consider("NVCC".into(), PathBuf::from(v), &mut tried),
-        None => tried.push("NVCC: not set".into()),
+        Some(v) => search.consider("NVCC", PathBuf::from(v)),
+        None => search.tried.push("NVCC: not set".into()),
     }
     for var in ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"] {
         match env::get(var) {
-            Some(v) => consider(
-                var.into(),
-                PathBuf::from(v).join("bin").join(exe("nvcc")),
-                &mut tried,
-            ),
-            None => tried.push(format!("{var}: not set")),
+            Some(v) => search.consider(var, PathBuf::from(v).join("bin").join(exe("nvcc"))),
+            None => search.tried.push(format!("{var}: not set")),
         }
     }
-    match env::path() {
-        Some(path) => {
-            let hit = std::env::split_paths(&path)
-                .map(|d| d.join(exe("nvcc")))
-                .find(|p| p.is_file());
-            match hit {
-                Some(p) => consider("PATH".into(), p, &mut tried),
-                None => tried.push("PATH: no nvcc in any of its directories".into()),
-            }
-        }
-        None => tried.push("PATH: not set".into()),
+    let path = env::path();
+    match on_path(path.as_deref(), "nvcc") {
+        Some(p) => search.consider("PATH", p),
+        None if path.is_some() => search
+            .tried
+            .push("PATH: no nvcc in any of its directories".into()),
+        None => search.tried.push("PATH: not set".into()),
     }
-    consider(
-        "default".into(),
+    search.consider(
+        "default",
         PathBuf::from("/usr/local/cuda/bin").join(exe("nvcc")),
-        &mut tried,
     );
-    NvccSearch { tried, found }
+    if search.found.is_none() {
+        crate::pypi::search(path.as_deref(), &mut search);
+    }
+    search
+}
+
+impl NvccSearch {
+    /// Notes `path` as tried, and takes it if it is the first that exists.
+    pub(crate) fn consider(&mut self, what: &str, path: PathBuf) {
+        self.tried.push(format!("{what}: {}", path.display()));
+        if self.found.is_none() && path.is_file() {
+            self.found = Some(path);
+        }
+    }
+}
+
+/// The first `name` (an executable) in the directories of `path`.
+pub(crate) fn on_path(path: Option<&std::ffi::OsStr>, name: &str) -> Option<PathBuf> {
+    std::env::split_paths(path?)
+        .map(|d| d.join(exe(name)))
+        .find(|p| p.is_file())
 }
 
 /// The nvcc a build runs, and what identifies it in the manifests that

@@ -45,12 +45,7 @@ fn find(name: &str, nvcc: Option<&Path>) -> Option<PathBuf> {
     let beside = nvcc
         .map(|n| n.with_file_name(&file))
         .filter(|p| p.is_file());
-    beside.or_else(|| {
-        let path = env::path()?;
-        std::env::split_paths(&path)
-            .map(|dir| dir.join(&file))
-            .find(|p| p.is_file())
-    })
+    beside.or_else(|| nvcc::on_path(env::path().as_deref(), name))
 }
 
 /// The script of [`fake_nvcc`].
