@@ -54,6 +54,7 @@ fn compile_plain(nvcc: &Path, src: &Path, out: &Path, includes: Vec<PathBuf>) {
         includes,
         defines: vec![],
         flags: vec!["-Xptxas".into(), "-v".into()],
+        depfile: None,
     };
     if let Err(f) = ktrace_build::nvcc::run(nvcc, &job) {
         panic!(

@@ -67,11 +67,12 @@ impl fmt::Display for Error {
                 write!(
                     f,
                     "\nSet NVCC to the nvcc binary, or CUDA_HOME to the toolkit root (the folder \
-                     holding bin/nvcc). To install CUDA 13.0 without root:\n  python3 -m pip \
-                     install --target ~/cuda13 \"nvidia-cuda-nvcc==13.0.*\" \
-                     \"nvidia-cuda-runtime==13.0.*\" \"nvidia-cuda-crt==13.0.*\" \
-                     \"nvidia-nvvm==13.0.*\"\n  export CUDA_HOME=~/cuda13/nvidia/cu13\n\
-                     (in the ktrace repository, scripts/setup-cuda.sh does this)"
+                     holding bin/nvcc). To install CUDA 13.0 from PyPI, without root:\n  {}\n  \
+                     export CUDA_HOME=~/cuda13/nvidia/cu13\n\
+                     Installed without --target, into the site-packages of the python3 on PATH \
+                     (a virtualenv's, say), it is found with no variable set.\n\
+                     (in the ktrace repository, scripts/setup-cuda.sh does this)",
+                    crate::pypi::install_command("~/cuda13")
                 )
             }
             Error::Compile {

@@ -1,39 +1,195 @@
 //! Carrying out a [`Plan`]: the thin layer that writes files and runs nvcc.
 
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::manifest::{self, Freshness, Manifest};
+use crate::nvcc::{self, NvccFailure, Toolchain};
 use crate::plan::{Job, Plan};
-use crate::{env, io, launcher, nvcc, write_if_changed, Error, Output, Variant};
+use crate::{depfile, io, launcher, parallel, write_if_changed, Error, Output, Variant};
 
-/// Writes the headers, runs nvcc, installs the images, writes the Rust file
-/// and builds the launcher library. `nvcc` is set when the plan needs it.
-pub(crate) fn execute(plan: Plan, nvcc: Option<&Path>, cargo: bool) -> Result<Output, Error> {
+/// Writes the headers, runs nvcc where an image is out of date, installs
+/// the images, writes the Rust file and builds the launcher library.
+/// `toolchain` is set when the plan needs nvcc.
+pub(crate) fn execute(
+    plan: Plan,
+    toolchain: Option<&Toolchain>,
+    cargo: bool,
+) -> Result<Output, Error> {
     for d in [&plan.include_dir, &plan.image_dir] {
         std::fs::create_dir_all(d).map_err(|e| io(format!("creating {}", d.display()), e))?;
     }
     for (path, text) in &plan.headers {
         write_if_changed(path, text.as_bytes())?;
     }
-    let messages = match nvcc {
-        Some(nvcc) if !plan.jobs.is_empty() => run_jobs(nvcc, &plan.jobs)?,
-        _ => Vec::new(),
+    let kernels = match toolchain {
+        Some(t) if !plan.jobs.is_empty() => build_kernels(t, &plan.jobs, &plan.include_dir, cargo)?,
+        _ => Kernels::default(),
     };
-    for job in &plan.jobs {
-        install(&job.nvcc.output, &job.image)?;
-    }
     let (rust_file, rust) = plan.rust_file;
     write_if_changed(&rust_file, rust.as_bytes())?;
-    if let (Some(nvcc), Some(launchers)) = (nvcc, &plan.launchers) {
-        launcher::build(launchers, nvcc, cargo)?;
+    if let (Some(t), Some(launchers)) = (toolchain, &plan.launchers) {
+        launcher::build(launchers, &t.nvcc, cargo)?;
     }
     Ok(Output {
         regions: plan.table,
         include_dir: plan.include_dir,
         rust_file,
         modules: plan.modules,
-        nvcc_messages: messages,
+        nvcc_messages: kernels.messages,
+        jobs: kernels.report,
     })
+}
+
+/// What the kernel jobs gave: messages and outcome of each, in job order.
+#[derive(Default)]
+struct Kernels {
+    messages: Vec<(PathBuf, Variant, String)>,
+    report: Vec<(PathBuf, Variant, Freshness)>,
+}
+
+/// Runs the jobs whose image is out of date (in parallel, within Cargo's
+/// jobserver), installs their images and records their manifests; prints a
+/// rerun line for every file the images were built from, except the
+/// generated ones in `generated`. Fails with the first failure in job order,
+/// after recording every job that succeeded.
+fn build_kernels(
+    t: &Toolchain,
+    jobs: &[Job],
+    generated: &Path,
+    cargo: bool,
+) -> Result<Kernels, Error> {
+    let mut digests = Digests::default();
+    let commands: Vec<u64> = jobs
+        .iter()
+        .map(|j| manifest::command_digest(&t.identity, &j.nvcc.args()))
+        .collect();
+    let mut manifests: Vec<Option<Manifest>> =
+        jobs.iter().map(|j| read_manifest(&j.manifest)).collect();
+    let freshness: Vec<Freshness> = jobs
+        .iter()
+        .zip(&commands)
+        .zip(&manifests)
+        .map(|((job, &command), old)| {
+            manifest::check(command, old.as_ref(), job.image.is_file(), &mut |p| {
+                digests.of(p)
+            })
+        })
+        .collect();
+    let stale: Vec<usize> = (0..jobs.len()).filter(|&i| freshness[i].ran()).collect();
+    for &i in &stale {
+        // A failed or interrupted run must leave no manifest behind.
+        manifests[i] = None;
+        let _ = std::fs::remove_file(&jobs[i].manifest);
+    }
+    let results = parallel::run(stale.len(), |k| nvcc::run(&t.nvcc, &jobs[stale[k]].nvcc));
+    let mut failure = None;
+    for (&i, result) in stale.iter().zip(results) {
+        match result {
+            Ok(messages) => manifests[i] = record(&jobs[i], commands[i], messages, &mut digests)?,
+            Err(f) => failure = failure.or(Some((i, f))),
+        }
+    }
+    if let Some((i, failure)) = failure {
+        return Err(compile_error(&jobs[i], failure));
+    }
+    if cargo {
+        rerun_if_inputs_change(&manifests, generated);
+    }
+    Ok(report(jobs, manifests, freshness))
+}
+
+/// Installs a job's image and writes its manifest from nvcc's dependency
+/// output. Without that output (an nvcc that writes none) no manifest is
+/// kept, so the job runs again next time.
+fn record(
+    job: &Job,
+    command: u64,
+    messages: String,
+    digests: &mut Digests,
+) -> Result<Option<Manifest>, Error> {
+    install(&job.nvcc.output, &job.image)?;
+    let Some(depfile) = &job.nvcc.depfile else {
+        return Ok(None);
+    };
+    let Ok(text) = std::fs::read_to_string(depfile) else {
+        return Ok(None);
+    };
+    let _ = std::fs::remove_file(depfile);
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut inputs = Vec::new();
+    for file in depfile::parse(&text) {
+        let path = cwd.join(file);
+        match digests.of(&path) {
+            Some(d) => inputs.push((path, d)),
+            None => return Ok(None),
+        }
+    }
+    let manifest = Manifest {
+        command,
+        inputs,
+        messages,
+    };
+    if let Some(text) = manifest.render() {
+        write_if_changed(&job.manifest, text.as_bytes())?;
+    }
+    Ok(Some(manifest))
+}
+
+/// Each job's messages (replayed from its manifest when it did not run) and
+/// outcome.
+fn report(jobs: &[Job], manifests: Vec<Option<Manifest>>, freshness: Vec<Freshness>) -> Kernels {
+    let mut k = Kernels::default();
+    for ((job, m), f) in jobs.iter().zip(manifests).zip(freshness) {
+        let (source, variant) = (job.nvcc.source.clone(), job.nvcc.variant);
+        let messages = m.map(|m| m.messages).unwrap_or_default();
+        k.messages.push((source.clone(), variant, messages));
+        k.report.push((source, variant, f));
+    }
+    k
+}
+
+/// One rerun line for every input of every image (each once), so that a
+/// header outside the scanned directories reruns the build script too.
+/// Files under `generated` are left out: the build writes them, and a file
+/// newer than the build script's start would rerun it every time.
+fn rerun_if_inputs_change(manifests: &[Option<Manifest>], generated: &Path) {
+    let generated = std::env::current_dir().unwrap_or_default().join(generated);
+    let inputs: BTreeSet<&Path> = manifests
+        .iter()
+        .flatten()
+        .flat_map(|m| m.inputs.iter().map(|(p, _)| p.as_path()))
+        .filter(|p| !p.starts_with(&generated))
+        .collect();
+    for p in inputs {
+        println!("cargo:rerun-if-changed={}", p.display());
+    }
+}
+
+fn read_manifest(path: &Path) -> Option<Manifest> {
+    Manifest::parse(&std::fs::read_to_string(path).ok()?)
+}
+
+fn compile_error(job: &Job, failure: NvccFailure) -> Error {
+    Error::Compile {
+        source: job.nvcc.source.clone(),
+        variant: job.nvcc.variant,
+        failure,
+    }
+}
+
+/// The content digest of each file read in this build, each read once.
+#[derive(Default)]
+struct Digests(HashMap<PathBuf, Option<u64>>);
+
+impl Digests {
+    /// `path`'s digest; `None` when it cannot be read.
+    fn of(&mut self, path: &Path) -> Option<u64> {
+        *self
+            .0
+            .entry(path.to_path_buf())
+            .or_insert_with(|| std::fs::read(path).ok().map(|b| manifest::digest(&b)))
+    }
 }
 
 /// Moves what nvcc wrote to `image`, leaving `image` untouched when its
@@ -44,50 +200,4 @@ fn install(written: &Path, image: &Path) -> Result<(), Error> {
     write_if_changed(image, &bytes)?;
     let _ = std::fs::remove_file(written);
     Ok(())
-}
-
-/// Runs nvcc jobs in parallel (`NUM_JOBS` or the machine's parallelism);
-/// returns nvcc's messages in job order, or the first failure in job order.
-fn run_jobs(nvcc: &Path, jobs: &[Job]) -> Result<Vec<(PathBuf, Variant, String)>, Error> {
-    let workers = env::cargo("NUM_JOBS")
-        .and_then(|v| v.into_string().ok())
-        .and_then(|v| v.parse::<usize>().ok())
-        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
-        .unwrap_or(1)
-        .clamp(1, jobs.len().max(1));
-    let next = AtomicUsize::new(0);
-    let mut results: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(job) = jobs.get(i) else { break };
-                        done.push((i, nvcc::run(nvcc, &job.nvcc)));
-                    }
-                    done
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
-    results.sort_by_key(|(i, _)| *i);
-    results
-        .into_iter()
-        .map(|(i, result)| {
-            let (source, variant) = (jobs[i].nvcc.source.clone(), jobs[i].nvcc.variant);
-            match result {
-                Ok(text) => Ok((source, variant, text)),
-                Err(failure) => Err(Error::Compile {
-                    source,
-                    variant,
-                    failure,
-                }),
-            }
-        })
-        .collect()
 }

@@ -29,16 +29,18 @@ pub(crate) struct Launchers {
     pub lib_name: String,
 }
 
-/// Builds both variants of the library with `nvcc` and, with the feature,
-/// the bindings.
+/// Builds both variants of the library with `nvcc`, side by side within
+/// Cargo's jobserver, and, with the feature, the bindings.
 pub(crate) fn build(l: &Launchers, nvcc: &Path, cargo: bool) -> Result<(), Error> {
     let ccbin = host_compiler(cargo)?;
-    for variant in [Variant::Traced, Variant::Untraced] {
-        library(l, nvcc, &ccbin, variant)
+    let variants = [Variant::Traced, Variant::Untraced];
+    let built = crate::parallel::run(variants.len(), |i| {
+        library(l, nvcc, &ccbin, variants[i])
             .cargo_metadata(cargo)
-            .try_compile(&format!("{}_{variant}", l.lib_name))
-            .map_err(|e| Error::Launcher(e.to_string()))?;
-    }
+            .try_compile(&format!("{}_{}", l.lib_name, variants[i]))
+            .map_err(|e| Error::Launcher(e.to_string()))
+    });
+    built.into_iter().collect::<Result<(), Error>>()?;
     if cargo {
         link_lines(nvcc);
     }

@@ -55,14 +55,69 @@
 //! except `PATH` (as in cc-rs: it changes between shells and would rerun the
 //! build script each time).
 //!
-//! - `NVCC`: the nvcc binary. Otherwise `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`
-//!   (`<root>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`. The
-//!   launcher library is compiled with the same nvcc.
+//! - `NVCC`, `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`: where nvcc is; see
+//!   [Finding nvcc](#finding-nvcc).
 //! - `KTRACE_CUDA_ARCH`: comma-separated architectures (`sm_90a,sm_80`),
 //!   replacing those set with [`Build::arch`].
 //! - `KTRACE_NVCC_FLAGS`: extra nvcc flags, split on whitespace, after the
 //!   builder's own.
-//! - `OUT_DIR`, `NUM_JOBS`: set by Cargo.
+//! - `NVCC_PREPEND_FLAGS`, `NVCC_APPEND_FLAGS`, `NVCC_CCBIN`: read by nvcc
+//!   itself; ktrace-build reads them only to rebuild when they change.
+//! - `OUT_DIR`, `NUM_JOBS`, `CARGO_MAKEFLAGS`: set by Cargo (see
+//!   [Rebuilds](#rebuilds)).
+//!
+//! # Finding nvcc
+//!
+//! [`Build::nvcc`] if given, else the first that exists of:
+//!
+//! 1. `NVCC`, the binary itself;
+//! 2. `$CUDA_HOME/bin/nvcc`, then `CUDA_PATH`, then `CUDA_ROOT`;
+//! 3. `nvcc` in a directory of `PATH`;
+//! 4. `/usr/local/cuda/bin/nvcc`;
+//! 5. a CUDA 13 toolkit installed from PyPI: `nvidia/cu13/bin/nvcc` in the
+//!    site-packages of the `python3` (else `python`) on `PATH` (its
+//!    `purelib`, `site.getsitepackages()` and user site; Python is run only
+//!    when steps 1–4 find nothing). nvcc finds its headers and cicc relative
+//!    to itself, so no variable is needed.
+//!
+//! When none exists, the error lists every place looked and the command
+//! that installs the toolkit from PyPI without root:
+//!
+//! ```text
+//! python3 -m pip install --target ~/cuda13 "nvidia-cuda-nvcc==13.0.*" "nvidia-cuda-crt==13.0.*" \
+//!     "nvidia-nvvm==13.0.*" "nvidia-cuda-runtime==13.0.*" "nvidia-cuda-cccl==13.0.*"
+//! export CUDA_HOME=~/cuda13/nvidia/cu13
+//! ```
+//!
+//! The launcher library is compiled with the same nvcc, and linked against
+//! the `libcudart_static.a` under its toolkit root (`lib/` for the PyPI
+//! toolkit, `lib64/` for a system one).
+//!
+//! # Rebuilds
+//!
+//! nvcc runs only for the images whose inputs changed. Beside each image in
+//! `OUT_DIR/ktrace/kernels` a manifest records a digest of the nvcc command
+//! line (flags, architectures, defines, include directories, the nvcc path,
+//! the size and time of nvcc, ptxas and cicc, and nvcc's own variables) and
+//! of the content of every file nvcc read: the source and each header it
+//! included, as nvcc's `-MD` output lists them (toolkit headers and the
+//! generated `ktrace_regions.h` among them). A job whose manifest matches
+//! and whose image exists is skipped, its nvcc messages replayed from the
+//! manifest; [`Output::jobs`] says which ran and why. Content, not time, is
+//! compared: touching a file or checking it out again rebuilds nothing. Every
+//! header read gets a `cargo:rerun-if-changed` line, so editing one outside
+//! the scanned directories reruns the build script too.
+//!
+//! Any change to the region table (a marker added, renamed or removed, or a
+//! scanned file added or removed, as the generated header counts them)
+//! rebuilds every kernel that includes `ktrace.cuh`. A header newly created
+//! earlier on the include path than the one a source used is not noticed
+//! (as with Make and Ninja); `cargo clean` rebuilds everything.
+//!
+//! nvcc jobs run in parallel under Cargo's jobserver: with `cargo build -j N`
+//! the kernels, rustc and other build scripts together run at most `N`
+//! processes. Without a jobserver, at most `NUM_JOBS` (else the machine's
+//! parallelism) run at once.
 //!
 //! # Features
 //!
@@ -73,12 +128,16 @@
 #![deny(missing_docs)]
 
 pub mod codegen;
+mod depfile;
 pub mod env;
 mod error;
 mod execute;
 mod launcher;
+mod manifest;
 pub mod nvcc;
+mod parallel;
 mod plan;
+mod pypi;
 pub mod regions;
 pub mod scan;
 #[doc(hidden)]
@@ -86,10 +145,12 @@ pub mod test_support;
 
 use std::path::{Path, PathBuf};
 
+use nvcc::Toolchain;
 use plan::Plan;
 use scan::SourceFile;
 
 pub use error::Error;
+pub use manifest::Freshness;
 pub use nvcc::{Arch, Variant};
 pub use regions::{Region, RegionTable};
 
@@ -120,8 +181,12 @@ pub struct Output {
     pub rust_file: PathBuf,
     /// Each module: name, traced image, untraced image.
     pub modules: Vec<(String, PathBuf, PathBuf)>,
-    /// nvcc's messages per source and variant (warnings, `-Xptxas -v`).
+    /// nvcc's messages per source and variant (warnings, `-Xptxas -v`),
+    /// from the run that built the image: replayed when it was up to date.
     pub nvcc_messages: Vec<(PathBuf, Variant, String)>,
+    /// Each kernel build, per source and variant: whether nvcc ran, and why,
+    /// or the image was up to date (see "Rebuilds" in the crate docs).
+    pub jobs: Vec<(PathBuf, Variant, Freshness)>,
 }
 
 /// Configures and runs a ktrace build, in the style of `cc::Build`.
@@ -267,8 +332,8 @@ impl Build {
         }
         let sources = self.collect_sources(cargo)?;
         let plan = self.plan(&out_dir, &sources)?;
-        let nvcc = self.toolchain(&plan)?;
-        execute::execute(plan, nvcc.as_deref(), cargo)
+        let toolchain = self.toolchain(&plan)?;
+        execute::execute(plan, toolchain.as_ref(), cargo)
     }
 
     /// [`Build::out_dir`], else Cargo's `OUT_DIR`.
@@ -377,20 +442,23 @@ impl Build {
 
     /// The nvcc to run: [`Build::nvcc`], else the first place
     /// [`nvcc::find_nvcc`] finds one; none when the plan runs no nvcc.
-    fn toolchain(&self, plan: &Plan) -> Result<Option<PathBuf>, Error> {
+    /// With the variables nvcc itself reads, which are part of every
+    /// command line for deciding what to rebuild.
+    fn toolchain(&self, plan: &Plan) -> Result<Option<Toolchain>, Error> {
         if !plan.needs_nvcc() {
             return Ok(None);
         }
-        if let Some(nvcc) = &self.nvcc {
-            return Ok(Some(nvcc.clone()));
-        }
-        let search = nvcc::find_nvcc();
-        match search.found {
-            Some(nvcc) => Ok(Some(nvcc)),
-            None => Err(Error::NvccNotFound {
-                tried: search.tried,
-            }),
-        }
+        let nvcc = match &self.nvcc {
+            Some(nvcc) => nvcc.clone(),
+            None => {
+                let search = nvcc::find_nvcc();
+                search.found.ok_or(Error::NvccNotFound {
+                    tried: search.tried,
+                })?
+            }
+        };
+        let nvcc_env = nvcc::ENV_READ_BY_NVCC.map(|v| (v, env::get_string(v)));
+        Ok(Some(Toolchain::new(nvcc, &nvcc_env)))
     }
 }
 

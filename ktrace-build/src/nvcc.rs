@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::UNIX_EPOCH;
 
 use crate::env;
 
@@ -23,6 +24,10 @@ pub const DEFAULT_ARCH: &str = "sm_90";
 /// serialise wgmma); `--expt-relaxed-constexpr` so constexpr host helpers
 /// (CUTLASS, CuTe, the region table) can be used in device code.
 pub const BASE_FLAGS: &[&str] = &["-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr"];
+
+/// Variables nvcc reads that change what it builds; their values count as
+/// part of the command line when deciding whether an image is up to date.
+pub const ENV_READ_BY_NVCC: [&str; 3] = ["NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN"];
 
 /// A checked GPU architecture such as `sm_90a`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,51 +98,99 @@ pub(crate) fn exe(name: &str) -> String {
 }
 
 /// Looks for nvcc: `NVCC`, then `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`
-/// (`<dir>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`.
+/// (`<dir>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`, then,
+/// when none of those has one, a toolkit installed from PyPI into the
+/// site-packages of the Python on `PATH` (see "Finding nvcc" in the crate
+/// docs).
 ///
 /// Each variable but `PATH` gets a `cargo:rerun-if-env-changed` line (see
 /// [`env::path`]).
 pub fn find_nvcc() -> NvccSearch {
-    let mut tried = Vec::new();
-    let mut found = None;
-    let mut consider = |what: String, path: PathBuf, tried: &mut Vec<String>| {
-        tried.push(format!("{what}: {}", path.display()));
-        if found.is_none() && path.is_file() {
-            found = Some(path);
-        }
+    let mut search = NvccSearch {
+        tried: Vec::new(),
+        found: None,
     };
     match env::get("NVCC") {
-        Some(v) => consider("NVCC".into(), PathBuf::from(v), &mut tried),
-        None => tried.push("NVCC: not set".into()),
+        Some(v) => search.consider("NVCC", PathBuf::from(v)),
+        None => search.tried.push("NVCC: not set".into()),
     }
     for var in ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"] {
         match env::get(var) {
-            Some(v) => consider(
-                var.into(),
-                PathBuf::from(v).join("bin").join(exe("nvcc")),
-                &mut tried,
-            ),
-            None => tried.push(format!("{var}: not set")),
+            Some(v) => search.consider(var, PathBuf::from(v).join("bin").join(exe("nvcc"))),
+            None => search.tried.push(format!("{var}: not set")),
         }
     }
-    match env::path() {
-        Some(path) => {
-            let hit = std::env::split_paths(&path)
-                .map(|d| d.join(exe("nvcc")))
-                .find(|p| p.is_file());
-            match hit {
-                Some(p) => consider("PATH".into(), p, &mut tried),
-                None => tried.push("PATH: no nvcc in any of its directories".into()),
-            }
-        }
-        None => tried.push("PATH: not set".into()),
+    let path = env::path();
+    match on_path(path.as_deref(), "nvcc") {
+        Some(p) => search.consider("PATH", p),
+        None if path.is_some() => search
+            .tried
+            .push("PATH: no nvcc in any of its directories".into()),
+        None => search.tried.push("PATH: not set".into()),
     }
-    consider(
-        "default".into(),
+    search.consider(
+        "default",
         PathBuf::from("/usr/local/cuda/bin").join(exe("nvcc")),
-        &mut tried,
     );
-    NvccSearch { tried, found }
+    if search.found.is_none() {
+        crate::pypi::search(path.as_deref(), &mut search);
+    }
+    search
+}
+
+impl NvccSearch {
+    /// Notes `path` as tried, and takes it if it is the first that exists.
+    pub(crate) fn consider(&mut self, what: &str, path: PathBuf) {
+        self.tried.push(format!("{what}: {}", path.display()));
+        if self.found.is_none() && path.is_file() {
+            self.found = Some(path);
+        }
+    }
+}
+
+/// The first `name` (an executable) in the directories of `path`.
+pub(crate) fn on_path(path: Option<&std::ffi::OsStr>, name: &str) -> Option<PathBuf> {
+    std::env::split_paths(path?)
+        .map(|d| d.join(exe(name)))
+        .find(|p| p.is_file())
+}
+
+/// The nvcc a build runs, and what identifies it in the manifests that
+/// decide whether an image is up to date.
+#[derive(Debug, Clone)]
+pub(crate) struct Toolchain {
+    /// The nvcc binary.
+    pub nvcc: PathBuf,
+    /// The path, size and modification time of nvcc and of the ptxas and
+    /// cicc beside it (they change when the toolkit is replaced, and cost a
+    /// `stat` each, not a process), then nvcc's own environment variables.
+    pub identity: String,
+}
+
+impl Toolchain {
+    /// Identifies `nvcc`; `env` holds the variables nvcc reads
+    /// (`NVCC_APPEND_FLAGS` …) with their values.
+    pub fn new(nvcc: PathBuf, env: &[(&str, Option<String>)]) -> Self {
+        let mut files = vec![nvcc.clone(), nvcc.with_file_name(exe("ptxas"))];
+        if let Some(root) = toolkit_root(&nvcc) {
+            files.push(root.join("nvvm").join("bin").join(exe("cicc")));
+        }
+        let mut identity = String::new();
+        for f in &files {
+            let stamp = std::fs::metadata(f).ok().map(|m| {
+                let time = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok());
+                (m.len(), time.unwrap_or_default().as_nanos())
+            });
+            identity.push_str(&format!("{}: {stamp:?}\n", f.display()));
+        }
+        for (name, value) in env {
+            identity.push_str(&format!("{name}={value:?}\n"));
+        }
+        Self { nvcc, identity }
+    }
 }
 
 /// The CUDA toolkit root of an nvcc binary (`<root>/bin/nvcc`).
@@ -187,6 +240,8 @@ pub struct NvccJob {
     pub defines: Vec<(String, Option<String>)>,
     /// Extra flags, after the base flags.
     pub flags: Vec<String>,
+    /// Where nvcc writes the files it read, as a Make rule (`-MD -MF`).
+    pub depfile: Option<PathBuf>,
 }
 
 impl NvccJob {
@@ -218,6 +273,9 @@ impl NvccJob {
             });
         }
         a.extend(self.flags.iter().cloned());
+        if let Some(d) = &self.depfile {
+            a.extend(["-MD".into(), "-MF".into(), d.display().to_string()]);
+        }
         a.push("-o".into());
         a.push(self.output.display().to_string());
         a.push(self.source.display().to_string());

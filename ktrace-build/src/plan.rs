@@ -46,10 +46,13 @@ pub(crate) struct Inputs<'a> {
 /// One nvcc run and the image it installs.
 #[derive(Debug, Clone)]
 pub(crate) struct Job {
-    /// The run; it writes a temporary file beside `image`.
+    /// The run; it writes a temporary image and a dependency file beside
+    /// `image`.
     pub nvcc: NvccJob,
     /// Where the image goes once nvcc succeeded (rewritten only if changed).
     pub image: PathBuf,
+    /// Beside the image: how it was built ([`crate::manifest`]).
+    pub manifest: PathBuf,
 }
 
 /// A build, decided.
@@ -159,14 +162,16 @@ impl Module {
         .map(|(variant, image)| Job {
             nvcc: NvccJob {
                 source: self.source.clone(),
-                output: temporary(image),
+                output: beside(image, "tmp"),
                 variant,
                 archs: inputs.archs.to_vec(),
                 includes: includes.to_vec(),
                 defines: inputs.defines.to_vec(),
                 flags: inputs.flags.to_vec(),
+                depfile: Some(beside(image, "d")),
             },
             image: image.clone(),
+            manifest: beside(image, "manifest"),
         })
     }
 }
@@ -214,10 +219,12 @@ fn module_entries(
     Ok(modules)
 }
 
-/// Where nvcc writes an image before it is installed: `a.traced.cubin.tmp`.
-fn temporary(image: &Path) -> PathBuf {
+/// A file beside an image: `a.traced.cubin.tmp` (what nvcc writes before it
+/// is installed), `.d` (nvcc's dependency output), `.manifest`.
+fn beside(image: &Path, extension: &str) -> PathBuf {
     let mut name = image.as_os_str().to_owned();
-    name.push(".tmp");
+    name.push(".");
+    name.push(extension);
     PathBuf::from(name)
 }
 
@@ -339,7 +346,7 @@ mod tests {
         let a_u = images.join("a.untraced.cubin");
         let b_t = images.join("b.traced.cubin");
         let b_u = images.join("b.untraced.cubin");
-        let tmp = |p: &Path| temporary(p);
+        let tmp = |p: &Path| beside(p, "tmp");
         let (a_tt, a_ut, b_tt, b_ut) = (tmp(&a_t), tmp(&a_u), tmp(&b_t), tmp(&b_u));
         assert_eq!(
             got,
@@ -351,7 +358,16 @@ mod tests {
             ]
         );
         assert_eq!(a_tt, images.join("a.traced.cubin.tmp"));
+        assert_eq!(p.jobs[0].manifest, images.join("a.traced.cubin.manifest"));
         let job = &p.jobs[0].nvcc;
+        assert_eq!(job.depfile, Some(images.join("a.traced.cubin.d")));
+        let args = job.args();
+        let md = args.iter().position(|a| a == "-MD").expect("-MD");
+        assert_eq!(args[md + 1], "-MF");
+        assert_eq!(
+            args[md + 2],
+            images.join("a.traced.cubin.d").display().to_string()
+        );
         assert_eq!(job.includes, [ktrace.join("include"), PathBuf::from("inc")]);
         assert_eq!(job.defines, [("TILE".to_string(), Some("128".to_string()))]);
         assert_eq!(job.flags, ["-lineinfo"]);

@@ -45,10 +45,41 @@ fn find(name: &str, nvcc: Option<&Path>) -> Option<PathBuf> {
     let beside = nvcc
         .map(|n| n.with_file_name(&file))
         .filter(|p| p.is_file());
-    beside.or_else(|| {
-        let path = env::path()?;
-        std::env::split_paths(&path)
-            .map(|dir| dir.join(&file))
-            .find(|p| p.is_file())
-    })
+    beside.or_else(|| nvcc::on_path(env::path().as_deref(), name))
+}
+
+/// The script of [`fake_nvcc`].
+#[cfg(unix)]
+const FAKE_NVCC: &str = r#"#!/bin/sh
+echo "$@" >> '@LOG@'
+out=; dep=
+for a in "$@"; do src="$a"; done
+if grep -q KTRACE_FAKE_FAIL "$src"; then echo "$src(1): error: fake" >&2; exit 2; fi
+while [ $# -gt 0 ]; do
+  case "$1" in -o) out="$2";; -MF) dep="$2";; esac
+  shift
+done
+printf 'IMAGE' > "$out"
+if [ -n "$dep" ]; then printf '%s : %s @DEPS@\n' "$out" "$src" > "$dep"; fi
+"#;
+
+/// A stand-in for nvcc, written into `dir`: it appends its arguments to a
+/// log (one line a run), writes `IMAGE` to the `-o` file and, given `-MF`,
+/// a dependency rule naming the source (the last argument) and `deps`. It
+/// fails on a source that contains `KTRACE_FAKE_FAIL`.
+/// Returns its path and the log's. For tests of command lines and of
+/// rebuilds without a CUDA toolkit.
+#[cfg(unix)]
+pub fn fake_nvcc(dir: &Path, deps: &[&Path]) -> (PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let log = dir.join("nvcc.log");
+    let deps: Vec<String> = deps.iter().map(|d| d.display().to_string()).collect();
+    let script = FAKE_NVCC
+        .replace("@LOG@", &log.display().to_string())
+        .replace("@DEPS@", &deps.join(" "));
+    let path = dir.join("fake-nvcc");
+    std::fs::write(&path, script).expect("writing the fake nvcc");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        .expect("making the fake nvcc executable");
+    (path, log)
 }

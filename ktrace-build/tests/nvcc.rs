@@ -145,23 +145,10 @@ fn nvcc_errors_are_shown_with_file_and_line() {
 }
 
 #[cfg(unix)]
-fn fake_nvcc(dir: &Path) -> (PathBuf, PathBuf) {
-    use std::os::unix::fs::PermissionsExt;
-    let log = dir.join("nvcc.log");
-    let script = format!(
-        "#!/bin/sh\necho \"$@\" >> '{}'\nout=\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=\"$2\"; fi; shift; done\nprintf 'IMAGE' > \"$out\"\n",
-        log.display()
-    );
-    let p = write(dir, "fake-nvcc", &script);
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (p, log)
-}
-
-#[cfg(unix)]
 #[test]
 fn command_lines_with_a_fake_nvcc() {
     let tmp = tempfile::tempdir().unwrap();
-    let (nvcc, log) = fake_nvcc(tmp.path());
+    let (nvcc, log) = ktrace_build::test_support::fake_nvcc(tmp.path(), &[]);
     let kdir = tmp.path().join("kernels");
     write(&kdir, "a.cu", GOOD);
     write(&kdir, "sub/b.cu", "KTRACE_M(\"b\");\n");
@@ -181,7 +168,8 @@ fn command_lines_with_a_fake_nvcc() {
     assert_eq!(lines.len(), 4, "two modules, two variants: {lines:?}");
     for l in &lines {
         assert!(l.starts_with("-fatbin -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,code=sm_80 -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr"), "{l}");
-        assert!(l.contains("-DTILE=128 -lineinfo -o "), "{l}");
+        assert!(l.contains("-DTILE=128 -lineinfo -MD -MF "), "{l}");
+        assert!(l.contains(".fatbin.d -o "), "{l}");
         assert!(l.contains("/ktrace/include"), "{l}");
     }
     assert_eq!(
