@@ -10,18 +10,25 @@
 //!
 //! Events carry the raw low 32 bits of the SM's `%clock`. Within a warp they
 //! are unwrapped by monotonicity: each event is the previous one plus the
-//! wrapping 32-bit difference, so a warp may run past 2^32 cycles as long as
-//! no two consecutive events are 2^32 cycles apart. The chain is anchored to
-//! the `%clock64` read at open when the ring kept every event, and backwards
-//! from the `%clock64` read at flush when older events were dropped.
+//! wrapping 32-bit difference. The chain is anchored to the `%clock64` read
+//! at open when the ring kept every entry, and backwards from the `%clock64`
+//! read at flush when older entries were dropped.
 //!
-//! Cycles become time through the slot's own timer pairs,
+//! Cycles become time through points `(%clock64, %globaltimer)`. Since
+//! layout version 2 a warp records *time anchors* in its ring — a
+//! `%globaltimer` reading right after an event's clock, after its first
+//! event and then about once per `KTRACE_ANCHOR_CYCLES` — and
+//! [`TimeModel::Anchors`] maps cycles piecewise-linearly through the open
+//! pair, the anchors and the flush pair, so times stay right while the SM
+//! clock moves under load. Points that disagree with their neighbours are
+//! dropped, and a gap of 2^32 cycles or more that the anchors reveal is
+//! placed where it happened. [`TimeModel::TwoPoint`] (and every layout
+//! version 1 buffer) uses one rate per warp: the slot's own
 //! `(final_globaltimer - init_globaltimer) / (final_clock64 - init_clock64)`,
-//! kept as an exact ratio of integers. The globaltimer advances in coarse
-//! steps (32 ns on recent GPUs), so a slot whose open-to-flush span is shorter
-//! than [`DecodeOptions::short_span_ns`] uses the device-wide rate instead:
-//! the median rate of the slots that are long enough, or of all slots with a
-//! usable timer pair when none is.
+//! or, for a slot whose open-to-flush span is shorter than
+//! [`DecodeOptions::short_span_ns`], the device-wide median rate. The
+//! globaltimer advances in coarse steps (32 ns on recent GPUs).
+//! `docs/capture-format.md` ("Time") specifies all of it.
 //!
 //! All arithmetic is on integers (`i128` intermediates). Times are in
 //! picoseconds (`i64`) relative to a per-launch origin, the earliest
@@ -31,11 +38,12 @@
 //! # Never-flushed warps
 //!
 //! A warp that opened but never flushed has no count and no final timers.
-//! The decoder recovers the leading run of written (non-zero) events from the
-//! start of its ring, placed with the device-wide rate from the open timers,
-//! as long as that run is shorter than the ring (a full ring may have wrapped
-//! and its order is unknown: then no event is recovered). Either way the warp
-//! is reported with [`Diagnostic::NeverFlushed`].
+//! The decoder recovers the leading run of written (non-zero) entries from
+//! the start of its ring, up to the first clock that steps back, placed
+//! through its open and anchors (or with the device-wide rate from the open
+//! timers), as long as that run is shorter than the ring (a full ring may
+//! have wrapped and its order is unknown: then nothing is recovered). Either
+//! way the warp is reported with [`Diagnostic::NeverFlushed`].
 //!
 //! # Where each step lives
 //!
