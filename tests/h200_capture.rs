@@ -207,6 +207,17 @@ fn anchored_capture_decodes_cleanly_with_the_clock_it_measured() {
     let launch = &cap.launches[0];
     let d = decode(&launch.raw, &launch.shape, &DecodeOptions::default()).unwrap();
     assert_eq!(d.warps.len(), 128 * 12, "every warp opened");
+    // The launch's first event, found from each warp's map prefix, is the
+    // first event of the whole decode.
+    let dec = ktrace_runtime::Decoder::new(&launch.raw, &launch.shape, &DecodeOptions::default())
+        .unwrap();
+    let first = d
+        .warps
+        .iter()
+        .filter_map(|w| w.events.first())
+        .map(|e| e.t_ps)
+        .min();
+    assert_eq!(dec.first_event_of_launch(), first);
     // With anchors nothing is reported: no clock-rate outliers either.
     assert!(d.diagnostics.is_empty(), "{:?}", d.diagnostics.items());
     let total: usize = d.warps.iter().map(|w| w.events.len()).sum();

@@ -206,3 +206,32 @@ fn an_anchor_out_of_order_is_rejected() {
     let d = with_model(&l, TimeModel::Anchors, 2);
     assert_eq!(kinds(&d), ["anchors_rejected"]);
 }
+
+#[test]
+fn first_event_time_from_the_map_prefix_matches_the_whole_decode() {
+    // first_event_ps builds its map only up to two anchors past the first
+    // event; it must place that event exactly as the full decode does.
+    let gap = (1u64 << 32) + 5_000;
+    let wrap = SynthWarp::new(0, 0)
+        .begin(100, 1)
+        .mark(600, 2)
+        .end(gap + 600, 1)
+        .anchors(4096);
+    let launches = [
+        SynthLaunch::all_traced(1, 32, 2048).with(slowing_warp().anchors(4096)),
+        SynthLaunch::all_traced(1, 32, 256).with(slowing_warp().anchors(4096)),
+        SynthLaunch::all_traced(1, 32, 32).with(wrap),
+        SynthLaunch::all_traced(1, 32, 2048).with(slowing_warp().anchors(256)),
+    ];
+    for l in &launches {
+        let opts = DecodeOptions::default();
+        let dec = ktrace_runtime::Decoder::new(&l.raw, &l.shape, &opts).unwrap();
+        let whole = dec.decode_all();
+        assert_eq!(
+            dec.first_event_ps(0),
+            Some(whole.warps[0].events[0].t_ps),
+            "{:?}",
+            l.shape
+        );
+    }
+}

@@ -347,8 +347,9 @@ impl<'a> Decoder<'a> {
         let slot = self.slot(plan.slot);
         let mut first = None;
         // Times never decrease in ring order: the first valid event is the
-        // earliest, and the walk stops there.
-        self.for_each_event(&slot, plan, |e, t| {
+        // earliest, and the walk stops there; the map needs only the points
+        // up to it.
+        self.for_each_event(&slot, plan, true, |e, t| {
             if EventKind::from_raw(e.kind).is_some() {
                 first = Some(t);
                 false
@@ -393,10 +394,11 @@ impl<'a> Decoder<'a> {
         &self,
         slot: &Slot<'_>,
         plan: &SlotPlan,
+        prefix: bool,
         mut f: impl FnMut(Event, i64) -> bool,
     ) -> TimeBase {
         let kept = slot.kept();
-        let base = self.time_base(slot, &kept, plan);
+        let base = self.time_base(slot, &kept, plan, prefix);
         let mut clock = base.clock.cursor();
         let mut shifts = base.shifts.iter().peekable();
         let mut extra = 0i128;
@@ -416,8 +418,12 @@ impl<'a> Decoder<'a> {
         base
     }
 
-    /// The map from `slot`'s cycles to time.
-    fn time_base(&self, slot: &Slot<'_>, kept: &Kept, plan: &SlotPlan) -> TimeBase {
+    /// The map from `slot`'s cycles to time; with `prefix`, built only from
+    /// the points up to two anchors past the first valid event, which places
+    /// that event exactly as the whole map does (for
+    /// [`Decoder::first_event_ps`]; its statistics and diagnostics are
+    /// partial).
+    fn time_base(&self, slot: &Slot<'_>, kept: &Kept, plan: &SlotPlan, prefix: bool) -> TimeBase {
         let meta = &slot.meta;
         let two_point = |diagnostics| TimeBase {
             clock: WarpClock::new(self.origin, slot.anchor(kept), plan.ratio),
@@ -428,11 +434,15 @@ impl<'a> Decoder<'a> {
         if !self.opts.anchored() {
             return two_point(Vec::new());
         }
-        let (mut points, in_stream) = anchor_points(slot, kept);
+        let (mut points, in_stream, complete) = anchor_points(slot, kept, prefix.then_some(2));
         let mut shifts = Vec::new();
         let check = check_points(&mut points, &self.device_ratio, |from, add| {
             shifts.push((from, add))
         });
+        if !complete && points.len() < 2 {
+            // Anchors rejected in the prefix: the whole map decides.
+            return self.time_base(slot, kept, plan, false);
+        }
         let diagnostics = point_diagnostics(meta, &check, in_stream, kept.len);
         let points: Vec<TimerPoint> = points.into_iter().map(|(_, p)| p).collect();
         if points.len() < 2 {
@@ -480,7 +490,7 @@ impl<'a> Decoder<'a> {
         // Whether the events come in (time, begin-mark-end) order already.
         let mut in_order = true;
         let mut last = (i64::MIN, 0u8);
-        let base = self.for_each_event(slot, plan, |e, t| {
+        let base = self.for_each_event(slot, plan, false, |e, t| {
             out.walked += 1;
             match EventKind::from_raw(e.kind) {
                 Some(kind) => {
@@ -616,7 +626,17 @@ const LONG_WARP_NS: u64 = 1_000_000;
 /// chain starts there), every usable anchor (paired with the event right
 /// before it), the flush pair (position `u32::MAX`: never shifted). Also
 /// how many in-stream anchors there were.
-fn anchor_points(slot: &Slot<'_>, kept: &Kept) -> (Vec<(u32, TimerPoint)>, u64) {
+///
+/// With `until = Some(n)` the walk stops once `n` usable anchors follow the
+/// first valid event, and the list is a prefix of the whole one (no flush
+/// pair); `None` when the walk reached the end anyway. Checking points is a
+/// left-to-right pass, so the checked prefix is the prefix of the checked
+/// whole, and it places every event up to those anchors the same way.
+fn anchor_points(
+    slot: &Slot<'_>,
+    kept: &Kept,
+    until: Option<u64>,
+) -> (Vec<(u32, TimerPoint)>, u64, bool) {
     let meta = &slot.meta;
     let mut points: Vec<(u32, TimerPoint)> = Vec::new();
     if kept.starts_at_open() {
@@ -624,6 +644,8 @@ fn anchor_points(slot: &Slot<'_>, kept: &Kept) -> (Vec<(u32, TimerPoint)>, u64) 
     }
     let mut prev: Option<(u32, i128)> = None;
     let mut in_stream = 0u64;
+    let mut after_first = None::<u64>;
+    let mut complete = true;
     slot.walk(kept, |i, e, cycles| {
         if slot.is_anchor(&e) {
             // An anchor pairs with the event right before it; one whose
@@ -638,16 +660,26 @@ fn anchor_points(slot: &Slot<'_>, kept: &Kept) -> (Vec<(u32, TimerPoint)>, u64) 
                     },
                 ));
                 in_stream += 1;
+                if let Some(n) = after_first.as_mut() {
+                    *n += 1;
+                    if until.is_some_and(|u| *n >= u) {
+                        complete = false;
+                        return false;
+                    }
+                }
             }
         } else {
             prev = Some((i, cycles));
+            if after_first.is_none() && EventKind::from_raw(e.kind).is_some() {
+                after_first = Some(0);
+            }
         }
         true
     });
-    if meta.is_flushed() {
+    if complete && meta.is_flushed() {
         points.push((u32::MAX, TimerPoint::from(TimerPair::flush(meta))));
     }
-    (points, in_stream)
+    (points, in_stream, complete)
 }
 
 /// What checking a warp's points found, as diagnostics.
