@@ -232,6 +232,8 @@ struct TimeBase {
     shifts: Vec<(u32, i128)>,
     stats: ClockStats,
     diagnostics: Vec<Diagnostic>,
+    /// The unwrapped clock of the last event walked (set by the walk).
+    last_clock: Option<i128>,
 }
 
 impl<'a> Decoder<'a> {
@@ -345,11 +347,12 @@ impl<'a> Decoder<'a> {
     pub fn first_event_ps(&self, i: usize) -> Option<i64> {
         let plan = self.plans.get(i)?;
         let slot = self.slot(plan.slot);
+        let kept = slot.kept();
         let mut first = None;
         // Times never decrease in ring order: the first valid event is the
         // earliest, and the walk stops there; the map needs only the points
         // up to it.
-        self.for_each_event(&slot, plan, true, |e, t| {
+        self.for_each_event(&slot, &kept, plan, true, |e, t| {
             if EventKind::from_raw(e.kind).is_some() {
                 first = Some(t);
                 false
@@ -393,16 +396,17 @@ impl<'a> Decoder<'a> {
     fn for_each_event(
         &self,
         slot: &Slot<'_>,
+        kept: &Kept,
         plan: &SlotPlan,
         prefix: bool,
         mut f: impl FnMut(Event, i64) -> bool,
     ) -> TimeBase {
-        let kept = slot.kept();
-        let base = self.time_base(slot, &kept, plan, prefix);
+        let mut base = self.time_base(slot, kept, plan, prefix);
+        let mut last_clock = None;
         let mut clock = base.clock.cursor();
         let mut shifts = base.shifts.iter().peekable();
         let mut extra = 0i128;
-        slot.walk(&kept, |i, e, cycles| {
+        slot.walk(kept, |i, e, cycles| {
             if slot.is_anchor(&e) {
                 return true;
             }
@@ -413,8 +417,10 @@ impl<'a> Decoder<'a> {
                 extra += add;
                 shifts.next();
             }
+            last_clock = Some(cycles);
             f(e, clock.ps(cycles + extra))
         });
+        base.last_clock = last_clock;
         base
     }
 
@@ -430,6 +436,7 @@ impl<'a> Decoder<'a> {
             shifts: Vec::new(),
             stats: ClockStats::default(),
             diagnostics,
+            last_clock: None,
         };
         if !self.opts.anchored() {
             return two_point(Vec::new());
@@ -475,22 +482,25 @@ impl<'a> Decoder<'a> {
             shifts,
             stats: ClockStats::of_points(&points),
             diagnostics,
+            last_clock: None,
         }
     }
 
     /// The events `slot`'s ring kept, in time order (at equal times begin,
     /// then mark, then end).
     fn timed_events(&self, slot: &Slot<'_>, plan: &SlotPlan) -> RingEvents {
+        let kept = slot.kept();
         let mut out = RingEvents {
-            events: Vec::with_capacity(slot.kept().len as usize),
+            events: Vec::with_capacity(kept.len as usize),
             walked: 0,
             unknown: None,
             base: None,
+            kept,
         };
         // Whether the events come in (time, begin-mark-end) order already.
         let mut in_order = true;
         let mut last = (i64::MIN, 0u8);
-        let base = self.for_each_event(slot, plan, false, |e, t| {
+        let base = self.for_each_event(slot, &kept, plan, false, |e, t| {
             out.walked += 1;
             match EventKind::from_raw(e.kind) {
                 Some(kind) => {
@@ -540,6 +550,7 @@ impl<'a> Decoder<'a> {
             walked,
             unknown,
             base,
+            kept,
         } = self.timed_events(&slot, plan);
         let base = base.expect("for_each_event returns the time base");
         diagnostics.extend(base.diagnostics);
@@ -547,7 +558,7 @@ impl<'a> Decoder<'a> {
             diagnostics.push(Diagnostic::NeverFlushed {
                 warp: id,
                 recovered: walked,
-                discarded: slot.kept().discarded,
+                discarded: kept.discarded,
             });
         }
         if let Some((kind, count)) = unknown {
@@ -564,7 +575,7 @@ impl<'a> Decoder<'a> {
                 diagnostics.push(Diagnostic::ClockInconsistent { warp: id });
             }
         }
-        if let Some(turns) = self.unseen_turns(&slot) {
+        if let Some(turns) = self.unseen_turns(&slot, &kept, base.last_clock) {
             diagnostics.push(Diagnostic::ClockWrapUnplaced { warp: id, turns });
         }
         let spans = match_spans(&events, id, &mut diagnostics);
@@ -593,19 +604,11 @@ impl<'a> Decoder<'a> {
     /// its flush that no anchor accounts for, when the two-point model is
     /// used on a ring that kept every event: two events were 2^32 cycles or
     /// more apart, and every time after the gap is early by that much.
-    fn unseen_turns(&self, slot: &Slot<'_>) -> Option<u64> {
-        let kept = slot.kept();
+    fn unseen_turns(&self, slot: &Slot<'_>, kept: &Kept, last_clock: Option<i128>) -> Option<u64> {
         if self.opts.anchored() || !slot.meta.is_flushed() || !kept.starts_at_open() {
             return None;
         }
-        let mut last = None;
-        slot.walk(&kept, |_, e, c| {
-            if !slot.is_anchor(&e) {
-                last = Some(c);
-            }
-            true
-        });
-        let gap = i128::from(slot.meta.final_clock64) - last?;
+        let gap = i128::from(slot.meta.final_clock64) - last_clock?;
         let turns = gap >> 32;
         (turns > 0).then_some(turns as u64)
     }
@@ -738,6 +741,8 @@ struct RingEvents {
     unknown: Option<(u16, u32)>,
     /// The map from cycles to time the events went through.
     base: Option<TimeBase>,
+    /// The entries the ring kept.
+    kept: Kept,
 }
 
 /// Decodes a whole buffer at once: [`Decoder::new`] then
