@@ -98,16 +98,23 @@ fn oldest_anchor_whose_event_was_overwritten_is_ignored() {
     }
 }
 
-#[test]
-fn a_gap_of_more_than_2_pow_32_cycles_is_placed_by_the_anchors() {
-    // Edge case 1: two events 2^32 + 5,000 cycles apart (2.1 s at 2 GHz).
-    let gap = (1u64 << 32) + 5_000;
-    let w = SynthWarp::new(0, 0)
+/// Two events 2^32 + 5,000 cycles apart (2.1 s at 2 GHz).
+const GAP: u64 = (1 << 32) + 5_000;
+
+/// A warp with a begin, a mark, and the end `GAP` cycles later, anchored.
+fn gap_warp() -> SynthWarp {
+    SynthWarp::new(0, 0)
         .begin(100, 1)
         .mark(600, 2)
-        .end(gap + 600, 1)
-        .mark(gap + 900, 2)
-        .anchors(4096);
+        .end(GAP + 600, 1)
+        .anchors(4096)
+}
+
+#[test]
+fn a_gap_of_more_than_2_pow_32_cycles_is_placed_by_the_anchors() {
+    // Edge case 1.
+    let gap = GAP;
+    let w = gap_warp().mark(gap + 900, 2);
     let l = SynthLaunch::all_traced(1, 32, 32).with(w.clone());
     let d = with_model(&l, TimeModel::Anchors, 2);
     assert_eq!(worst_error(&d, &w), 0);
@@ -211,12 +218,7 @@ fn an_anchor_out_of_order_is_rejected() {
 fn first_event_time_from_the_map_prefix_matches_the_whole_decode() {
     // first_event_ps builds its map only up to two anchors past the first
     // event; it must place that event exactly as the full decode does.
-    let gap = (1u64 << 32) + 5_000;
-    let wrap = SynthWarp::new(0, 0)
-        .begin(100, 1)
-        .mark(600, 2)
-        .end(gap + 600, 1)
-        .anchors(4096);
+    let wrap = gap_warp();
     let launches = [
         SynthLaunch::all_traced(1, 32, 2048).with(slowing_warp().anchors(4096)),
         SynthLaunch::all_traced(1, 32, 256).with(slowing_warp().anchors(4096)),
