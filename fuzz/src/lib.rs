@@ -287,8 +287,11 @@ fn decode_and_export(
 }
 
 /// Target `capture_parse`: the bytes are a capture file. When it parses,
-/// it must write back to a capture that parses the same, and every launch
-/// is decoded and exported to memory. The export options come from the
+/// it must write back to a capture that parses the same (up to the bytes a
+/// compact capture does not store, which read back as zeros and which the
+/// decoder never reads), and every launch is decoded and exported to
+/// memory, decoding alike from the capture read and from the one written
+/// back. The export options come from the
 /// low bytes of the header's `flags` and `reserved` fields (offsets 24 and
 /// 28), which readers ignore.
 pub fn capture_parse(data: &[u8]) {
@@ -299,7 +302,19 @@ pub fn capture_parse(data: &[u8]) {
     cap.write_to(&mut out)
         .expect("a capture that was read can be written");
     let again = Capture::from_bytes(&out).expect("a written capture reads");
-    assert_eq!(again, cap, "capture changed in a write/read round trip");
+    let mut stored = cap.clone();
+    for l in &mut stored.launches {
+        l.raw = ktrace_runtime::capture::stored_part(&l.raw, &l.shape);
+    }
+    assert_eq!(again, stored, "capture changed in a write/read round trip");
+    for (a, b) in cap.launches.iter().zip(&again.launches) {
+        let d = ExportOptions::default().decode_for(&cap.device);
+        assert_eq!(
+            ktrace_runtime::decode(&a.raw, &a.shape, &d).ok(),
+            ktrace_runtime::decode(&b.raw, &b.shape, &d).ok(),
+            "a compact capture decodes differently"
+        );
+    }
     if let Some(first) = cap.launches.first() {
         assert!(cap.launch(first.shape.launch).is_ok());
     }
@@ -369,7 +384,7 @@ pub fn decode(data: &[u8]) {
         clock_khz: 1_980_000,
         ..DeviceInfo::default()
     };
-    decode_and_export(&LaunchCapture { shape, raw }, &device, &regions, &opts);
+    decode_and_export(&LaunchCapture::new(shape, raw), &device, &regions, &opts);
 }
 
 /// A small launch shape from 13 bytes, through `LaunchShape::new`.
@@ -505,6 +520,7 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         device: sample.device.clone(),
         regions: export_regions(),
         launches: vec![sampled_launch()],
+        clock_syncs: Vec::new(),
     };
     let mut b = Vec::new();
     sampled.write_to(&mut b).expect("writes");
@@ -525,12 +541,37 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let mut lie = bytes.clone();
     lie[36 + name_len..40 + name_len].copy_from_slice(&65536u32.to_le_bytes());
     out.push(("capture_parse", "seed-lie-regions".into(), lie));
-    // The first launch header starts after the header, name and regions.
+    // The first launch header starts after the header, name, regions, the
+    // device identity (24 bytes) and the clock syncs (none: 4 bytes).
     let regions_len: usize = sample.regions.iter().map(|(_, n)| 4 + n.len()).sum();
-    let launch_at = 40 + name_len + regions_len;
+    let launch_at = 40 + name_len + regions_len + 28;
     let mut lie = bytes.clone();
     lie[launch_at + 48..launch_at + 56].copy_from_slice(&u64::MAX.to_le_bytes());
     out.push(("capture_parse", "seed-lie-raw-len".into(), lie));
+    let mut lie = bytes.clone();
+    lie[launch_at + 56..launch_at + 64].copy_from_slice(&u64::MAX.to_le_bytes());
+    out.push(("capture_parse", "seed-lie-stored-len".into(), lie));
+    // Everything format version 2 adds: identity, clock syncs, kernel
+    // names, host spans.
+    let mut full = sample.clone();
+    full.device.ordinal = Some(0);
+    full.device.uuid = Some([7; 16]);
+    full.clock_syncs = vec![ktrace_runtime::timeline::ClockSync {
+        host_before_ns: 1_700_000_000_000_000_000,
+        gpu_ns: 1_700_000_000_000_095_000,
+        host_after_ns: 1_700_000_000_000_002_800,
+        boottime_ns: 1_000,
+    }];
+    for l in &mut full.launches {
+        l.kernel = "gemm".into();
+        l.host_span = Some(ktrace_runtime::capture::HostSpan {
+            enqueue_ns: 1_700_000_000_000_010_000,
+            complete_ns: 1_700_000_000_000_990_000,
+        });
+    }
+    let mut b = Vec::new();
+    full.write_to(&mut b).expect("writes");
+    out.push(("capture_parse", "seed-v2-syncs-kernels".into(), b));
     let mut lie = bytes.clone();
     for (off, v) in [(4, u32::MAX), (8, u32::MAX), (12, 2)] {
         lie[launch_at + off..launch_at + off + 4].copy_from_slice(&v.to_le_bytes());

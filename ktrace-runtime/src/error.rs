@@ -81,6 +81,11 @@ pub enum Error {
         error: cudarc::driver::DriverError,
     },
 
+    /// The handshake that measures the GPU clock against the host's failed.
+    #[cfg(feature = "cuda")]
+    #[error("clock handshake: {0}")]
+    Handshake(String),
+
     /// Reading or writing a file failed.
     #[error("{path}: {error}")]
     Io {
@@ -136,6 +141,10 @@ pub enum Error {
         /// Bytes left in the file.
         available: u64,
     },
+
+    /// Captures cannot be placed on one time axis.
+    #[error("cannot put these captures on one timeline: {0}")]
+    Merge(String),
 
     /// The capture is malformed.
     #[error("corrupt capture: {0}")]

@@ -194,6 +194,7 @@ pub mod sizing;
 mod switch;
 #[doc(hidden)]
 pub mod synth;
+pub mod timeline;
 
 pub use capture::{Capture, DeviceInfo, LaunchCapture};
 pub use chrome::ChromeOptions;

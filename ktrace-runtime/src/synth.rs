@@ -255,10 +255,7 @@ impl SynthLaunch {
 
     /// The launch as a capture.
     pub fn into_capture(self) -> LaunchCapture {
-        LaunchCapture {
-            shape: self.shape,
-            raw: self.raw,
-        }
+        LaunchCapture::new(self.shape, self.raw)
     }
 }
 
@@ -324,9 +321,11 @@ pub fn sample_capture() -> crate::capture::Capture {
             clock_khz: 1_980_000,
             // Synthetic buffers have no time anchors: layout version 1.
             layout_version: 1,
+            ..Default::default()
         },
         regions: crate::regions::Regions::from_table(SAMPLE_REGIONS),
         launches: vec![sample_launch(0, 0), sample_launch(1, 200)],
+        clock_syncs: Vec::new(),
     }
 }
 

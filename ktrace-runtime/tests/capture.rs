@@ -3,8 +3,9 @@
 
 use std::path::PathBuf;
 
-use ktrace_runtime::capture::{Capture, FORMAT_VERSION, MAGIC};
+use ktrace_runtime::capture::{Capture, HostSpan, FORMAT_VERSION, MAGIC};
 use ktrace_runtime::synth::sample_capture;
+use ktrace_runtime::timeline::ClockSync;
 use ktrace_runtime::{decode, DecodeOptions, Error};
 
 fn bytes_of(c: &Capture) -> Vec<u8> {
@@ -13,11 +14,74 @@ fn bytes_of(c: &Capture) -> Vec<u8> {
     v
 }
 
-/// The fixture in the repository's `tests/data` (written with
-/// `KTRACE_BLESS=1`): a capture in format version 1 that every later version
-/// must keep reading.
+/// The fixture in the repository's `tests/data`: a capture in format
+/// version 1 that every later version must keep reading.
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/sample_v1.ktrace")
+}
+
+/// The sample capture with everything format version 2 adds: the device's
+/// ordinal and UUID, clock syncs, kernel names and host spans.
+fn sample_v2() -> Capture {
+    let mut cap = sample_capture();
+    cap.device.ordinal = Some(1);
+    cap.device.uuid = Some(*b"0123456789abcdef");
+    cap.clock_syncs = vec![
+        ClockSync {
+            host_before_ns: 1_700_000_000_000_000_000,
+            gpu_ns: 1_700_000_000_000_095_000,
+            host_after_ns: 1_700_000_000_000_002_800,
+            boottime_ns: 5_000_000_000,
+        },
+        ClockSync {
+            host_before_ns: 1_700_000_001_000_000_000,
+            gpu_ns: 1_700_000_001_000_096_400,
+            host_after_ns: 1_700_000_001_000_002_600,
+            boottime_ns: 6_000_000_000,
+        },
+    ];
+    for (i, l) in cap.launches.iter_mut().enumerate() {
+        l.kernel = format!("kernel_{i}");
+        l.host_span = Some(HostSpan {
+            enqueue_ns: 1_700_000_000_100_000_000 + i as u64,
+            complete_ns: 1_700_000_000_200_000_000 + i as u64,
+        });
+    }
+    cap
+}
+
+#[test]
+fn version_2_keeps_identity_syncs_kernels_and_host_spans_and_stores_only_used_entries() {
+    let cap = sample_v2();
+    let b = bytes_of(&cap);
+    assert_eq!(u16::from_le_bytes([b[8], b[9]]), 2);
+    let back = Capture::from_bytes(&b).unwrap();
+    assert_eq!(back, cap);
+    assert_eq!(back.launches[1].title(), "launch 1: kernel_1");
+    assert_eq!(back.device.label(), "GPU 1: Synthetic GPU");
+    // The same launches in version 1 (whole buffers) are larger: the rings
+    // of 32 entries are mostly empty.
+    let v1 = std::fs::metadata(fixture()).map(|m| m.len());
+    if let Ok(v1) = v1 {
+        assert!((b.len() as u64) < v1, "{} vs {v1}", b.len());
+    }
+    let stored: usize = cap.launches.iter().map(|l| l.stored_bytes() as usize).sum();
+    let raw: usize = cap.launches.iter().map(|l| l.raw.len()).sum();
+    assert!(stored < raw, "{stored} of {raw}");
+    // A file whose declared stored length disagrees with its slots' metadata
+    // is refused: make launch 0 claim 8 bytes more.
+    let first_launch = b.len()
+        - cap
+            .launches
+            .iter()
+            .map(|l| 96 + l.kernel.len() + l.stored_bytes() as usize)
+            .sum::<usize>();
+    let stored_at = first_launch + 56;
+    let mut bad = b.clone();
+    let declared = u64::from_le_bytes(bad[stored_at..stored_at + 8].try_into().unwrap());
+    bad[stored_at..stored_at + 8].copy_from_slice(&(declared + 8).to_le_bytes());
+    let e = Capture::from_bytes(&bad).unwrap_err().to_string();
+    assert!(e.contains("the record declares"), "{e}");
 }
 
 #[test]
@@ -109,10 +173,7 @@ fn newer_version() {
     let e = Capture::from_bytes(&b).unwrap_err();
     assert!(matches!(
         e,
-        Error::NewerFormat {
-            found: 2,
-            supported: 1
-        }
+        Error::NewerFormat { found, supported } if found == FORMAT_VERSION + 1 && supported == FORMAT_VERSION
     ));
     assert!(e.to_string().contains("upgrade ktrace"), "{e}");
 }

@@ -1,38 +1,50 @@
-//! Capture files (`.ktrace`): raw trace buffers with their launch shapes, the
-//! region table and the device facts, so a trace can be exported, summarised
-//! and compared later on a machine without a GPU.
+//! Capture files (`.ktrace`): trace buffers with their launch shapes, the
+//! region table, the device facts and the GPU clock measured against the
+//! host's, so a trace can be exported, summarised, compared and merged later
+//! on a machine without a GPU.
 //!
 //! The format is little-endian and versioned; `docs/capture-format.md` in the
-//! repository gives every field's offset and type. In short:
+//! repository gives every field's offset and type. In short (version 2):
 //!
 //! ```text
 //! header (32 B)   magic "\x89KTRACE\n", format version, layout version,
 //!                 launch count, SM count, clock rate (kHz), flags, reserved
 //! device name     u32 length + UTF-8
 //! region table    u32 count + count x (u16 id, u16 length, UTF-8 name)
-//! launches        count x (64-byte launch header + raw buffer bytes)
+//! device identity ordinal, UUID
+//! clock syncs     u32 count + count x 32 bytes (host and GPU clock readings)
+//! launches        count x (96-byte launch header + kernel name + the buffer
+//!                 in compact form: per slot its metadata and used entries)
 //! ```
 //!
-//! The reader checks every length against what is left of the file before
-//! allocating anything, so a truncated or lying file gives an [`Error`], never
-//! a panic or a huge allocation.
+//! Version 1 files (no identity, no syncs, 64-byte launch headers and whole
+//! buffers) still read. The reader checks every length against what is left
+//! of the file before allocating anything, so a truncated or lying file
+//! gives an [`Error`], never a panic or a huge allocation.
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
+pub use crate::format::compact::stored_part;
+use crate::format::compact::{compact_len, read_compact, write_compact};
 use crate::layout::{LAYOUT_VERSION, OLDEST_LAYOUT_VERSION};
 use crate::regions::Regions;
 use crate::shape::LaunchShape;
+use crate::timeline::ClockSync;
 
 /// The first eight bytes of every capture file.
 pub const MAGIC: [u8; 8] = *b"\x89KTRACE\n";
 /// The capture format version this build writes, and the newest it reads.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
 
 const HEADER_BYTES: usize = 32;
-const LAUNCH_HEADER_BYTES: usize = 64;
+/// Launch header bytes of format version 1.
+const LAUNCH_HEADER_V1_BYTES: usize = 64;
+/// Launch header bytes of format version 2.
+const LAUNCH_HEADER_BYTES: usize = 96;
+const CLOCK_SYNC_BYTES: usize = 32;
 const MAX_NAME_BYTES: usize = 4096;
 
 /// Facts about the device a capture was taken on, and the layout its
@@ -48,6 +60,11 @@ pub struct DeviceInfo {
     /// `KTRACE_LAYOUT_VERSION` of the raw buffers: version 1 buffers have
     /// no time anchors. Default: this build's [`LAYOUT_VERSION`].
     pub layout_version: u32,
+    /// The CUDA device ordinal in the recording process, if known.
+    pub ordinal: Option<u32>,
+    /// The device's UUID, if known: tells whether two captures came from
+    /// one GPU.
+    pub uuid: Option<[u8; 16]>,
 }
 
 impl Default for DeviceInfo {
@@ -57,8 +74,36 @@ impl Default for DeviceInfo {
             sm_count: 0,
             clock_khz: 0,
             layout_version: LAYOUT_VERSION,
+            ordinal: None,
+            uuid: None,
         }
     }
+}
+
+impl DeviceInfo {
+    /// "GPU 0: NVIDIA H200" (the ordinal where known, then the name).
+    pub fn label(&self) -> String {
+        let name = if self.name.is_empty() {
+            "unknown device"
+        } else {
+            &self.name
+        };
+        match self.ordinal {
+            Some(o) => format!("GPU {o}: {name}"),
+            None => format!("GPU: {name}"),
+        }
+    }
+}
+
+/// When the host launched a kernel and when it saw it finish, in ns of its
+/// `CLOCK_REALTIME`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostSpan {
+    /// Just before the launch was enqueued (when the session handed out the
+    /// launch's argument).
+    pub enqueue_ns: u64,
+    /// When the host saw the stream finish the launch.
+    pub complete_ns: u64,
 }
 
 /// One launch: its shape and its raw buffer, byte for byte.
@@ -68,6 +113,37 @@ pub struct LaunchCapture {
     pub shape: LaunchShape,
     /// The device buffer as copied back after the launch.
     pub raw: Vec<u8>,
+    /// The kernel's name, if the session was told it (empty otherwise).
+    pub kernel: String,
+    /// When the host enqueued the launch and saw it finish, if recorded.
+    pub host_span: Option<HostSpan>,
+}
+
+impl LaunchCapture {
+    /// A launch with no kernel name and no host span.
+    pub fn new(shape: LaunchShape, raw: Vec<u8>) -> Self {
+        LaunchCapture {
+            shape,
+            raw,
+            kernel: String::new(),
+            host_span: None,
+        }
+    }
+
+    /// Bytes its buffer takes in a capture file (the compact form: each
+    /// slot's metadata and the entries the decoder reads).
+    pub fn stored_bytes(&self) -> u64 {
+        compact_len(&self.raw, &self.shape)
+    }
+
+    /// "launch 3: gemm" (or "launch 3" without a kernel name).
+    pub fn title(&self) -> String {
+        if self.kernel.is_empty() {
+            format!("launch {}", self.shape.launch)
+        } else {
+            format!("launch {}: {}", self.shape.launch, self.kernel)
+        }
+    }
 }
 
 /// A capture: device facts, region table and one or more launches.
@@ -79,6 +155,9 @@ pub struct Capture {
     pub regions: Regions,
     /// The launches, in the order they ran.
     pub launches: Vec<LaunchCapture>,
+    /// The GPU's `%globaltimer` measured against the host's clock, in the
+    /// order taken (empty in version 1 files).
+    pub clock_syncs: Vec<ClockSync>,
 }
 
 impl Capture {
@@ -118,7 +197,7 @@ impl Capture {
     }
 
     fn parse<S: Source>(mut r: Reader<S>) -> Result<Capture> {
-        let (launch_count, sm_count, clock_khz, layout_version) = r.header()?;
+        let (format, launch_count, sm_count, clock_khz, layout_version) = r.header()?;
         let name_len = r.u32("device name length")? as usize;
         if name_len > MAX_NAME_BYTES {
             return Err(Error::Corrupt(format!(
@@ -127,20 +206,31 @@ impl Capture {
         }
         let name = r.string(name_len, "device name")?;
         let regions = r.region_table()?;
+        let (ordinal, uuid, clock_syncs) = if format >= 2 {
+            let (ordinal, uuid) = r.device_identity()?;
+            (ordinal, uuid, r.clock_syncs()?)
+        } else {
+            (None, None, Vec::new())
+        };
 
         // Each launch needs at least its header: a count the file cannot hold
         // is refused before anything is allocated for it.
-        let most = r.left() / LAUNCH_HEADER_BYTES as u64;
+        let header_bytes = if format >= 2 {
+            LAUNCH_HEADER_BYTES
+        } else {
+            LAUNCH_HEADER_V1_BYTES
+        } as u64;
+        let most = r.left() / header_bytes;
         if u64::from(launch_count) > most {
             return Err(Error::Truncated {
                 what: format!("{launch_count} launch records"),
                 offset: r.pos,
-                needed: u64::from(launch_count) * LAUNCH_HEADER_BYTES as u64,
+                needed: u64::from(launch_count) * header_bytes,
                 available: r.left(),
             });
         }
         let launches = (0..launch_count)
-            .map(|i| r.launch_record(i))
+            .map(|i| r.launch_record(i, format))
             .collect::<Result<Vec<_>>>()?;
         if r.left() != 0 {
             return Err(Error::Corrupt(format!(
@@ -154,54 +244,67 @@ impl Capture {
                 sm_count,
                 clock_khz,
                 layout_version,
+                ordinal,
+                uuid,
             },
             regions,
             launches,
+            clock_syncs,
         })
     }
 
     /// Writes the capture in the current format.
     pub fn write_to(&self, w: impl Write) -> Result<()> {
-        write_capture(&self.device, &self.regions, &self.launches, w)
+        write_capture(&self.parts(), w)
     }
 
     /// Writes the capture to `path` atomically (a temporary file in the same
     /// directory, then a rename).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        save_capture(&self.device, &self.regions, &self.launches, path.as_ref())
+        save_capture(&self.parts(), path.as_ref())
+    }
+
+    fn parts(&self) -> CaptureParts<'_> {
+        CaptureParts {
+            device: &self.device,
+            regions: &self.regions,
+            launches: &self.launches,
+            clock_syncs: &self.clock_syncs,
+        }
     }
 }
 
-/// [`Capture::write_to`] for parts held elsewhere (a session's launches),
-/// without gathering them into a [`Capture`] first.
-pub(crate) fn write_capture(
-    device: &DeviceInfo,
-    regions: &Regions,
-    launches: &[LaunchCapture],
-    w: impl Write,
-) -> Result<()> {
-    let header = file_header(device, regions, launches)?;
-    write_file(&header, launches, w).map_err(|e| Error::io("<capture>", e))
+/// A capture's parts, held wherever their owner keeps them (a session's
+/// launches), to write without gathering them into a [`Capture`] first.
+pub(crate) struct CaptureParts<'a> {
+    pub device: &'a DeviceInfo,
+    pub regions: &'a Regions,
+    pub launches: &'a [LaunchCapture],
+    pub clock_syncs: &'a [ClockSync],
+}
+
+/// [`Capture::write_to`] for parts held elsewhere.
+pub(crate) fn write_capture(parts: &CaptureParts<'_>, w: impl Write) -> Result<()> {
+    let header = file_header(parts)?;
+    write_file(&header, parts.launches, w).map_err(|e| Error::io("<capture>", e))
 }
 
 /// [`Capture::save`] for parts held elsewhere.
-pub(crate) fn save_capture(
-    device: &DeviceInfo,
-    regions: &Regions,
-    launches: &[LaunchCapture],
-    path: &Path,
-) -> Result<()> {
-    let header = file_header(device, regions, launches)?;
-    crate::output::write_atomic(path, |w| write_file(&header, launches, w))
+pub(crate) fn save_capture(parts: &CaptureParts<'_>, path: &Path) -> Result<()> {
+    let header = file_header(parts)?;
+    crate::output::write_atomic(path, |w| write_file(&header, parts.launches, w))
 }
 
 /// Checks that the parts can be written, then encodes everything before the
-/// launches: the header, the device name and the region table.
-fn file_header(
-    device: &DeviceInfo,
-    regions: &Regions,
-    launches: &[LaunchCapture],
-) -> Result<Vec<u8>> {
+/// launches: the header, the device name, the region table, the device's
+/// identity and the clock syncs.
+fn file_header(parts: &CaptureParts<'_>) -> Result<Vec<u8>> {
+    let CaptureParts {
+        device,
+        regions,
+        launches,
+        clock_syncs,
+    } = *parts;
     let name = device.name.as_bytes();
     if name.len() > MAX_NAME_BYTES {
         return Err(Error::Config(format!(
@@ -217,7 +320,19 @@ fn file_header(
     }
     let launch_count = u32::try_from(launches.len())
         .map_err(|_| Error::Config("too many launches for one capture".into()))?;
+    for s in clock_syncs {
+        s.check()
+            .map_err(|e| Error::Config(format!("cannot write {e}")))?;
+    }
+    let sync_count = u32::try_from(clock_syncs.len())
+        .map_err(|_| Error::Config("too many clock syncs for one capture".into()))?;
     for l in launches {
+        if l.kernel.len() > MAX_NAME_BYTES {
+            return Err(Error::Config(format!(
+                "kernel name of {} bytes (at most {MAX_NAME_BYTES})",
+                l.kernel.len()
+            )));
+        }
         l.shape.validate()?;
         let expected = l.shape.buffer_bytes().unwrap_or(u64::MAX);
         if l.raw.len() as u64 != expected {
@@ -248,6 +363,20 @@ fn file_header(
         h.extend_from_slice(&len.to_le_bytes());
         h.extend_from_slice(n);
     }
+    h.extend_from_slice(
+        &device
+            .ordinal
+            .map_or(0, |o| o.saturating_add(1))
+            .to_le_bytes(),
+    );
+    h.extend_from_slice(&u32::from(device.uuid.is_some()).to_le_bytes());
+    h.extend_from_slice(&device.uuid.unwrap_or_default());
+    h.extend_from_slice(&sync_count.to_le_bytes());
+    for s in clock_syncs {
+        for v in [s.host_before_ns, s.gpu_ns, s.host_after_ns, s.boottime_ns] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+    }
     Ok(h)
 }
 
@@ -271,20 +400,32 @@ fn write_file(header: &[u8], launches: &[LaunchCapture], mut w: impl Write) -> i
         {
             lh.extend_from_slice(&v.to_le_bytes());
         }
-        lh.extend_from_slice(&(l.raw.len() as u64).to_le_bytes());
-        lh.extend_from_slice(&0u64.to_le_bytes());
+        let host = l.host_span.unwrap_or_default();
+        for v in [
+            l.raw.len() as u64,
+            compact_len(&l.raw, s),
+            host.enqueue_ns,
+            host.complete_ns,
+        ] {
+            lh.extend_from_slice(&v.to_le_bytes());
+        }
+        lh.extend_from_slice(&(l.kernel.len() as u32).to_le_bytes());
+        lh.extend_from_slice(&0u32.to_le_bytes()); // flags
+        lh.extend_from_slice(&0u64.to_le_bytes()); // reserved
         debug_assert_eq!(lh.len(), LAUNCH_HEADER_BYTES);
         w.write_all(&lh)?;
-        w.write_all(&l.raw)?;
+        w.write_all(l.kernel.as_bytes())?;
+        write_compact(&l.raw, s, &mut w)?;
     }
     w.flush()
 }
 
 /// The sections of a capture file, read in order.
 impl<S: Source> Reader<S> {
-    /// The fixed header: checks the magic and versions, returns the launch
-    /// count, the SM count, the clock rate and the layout version.
-    fn header(&mut self) -> Result<(u32, u32, u32, u32)> {
+    /// The fixed header: checks the magic and versions, returns the format
+    /// version, the launch count, the SM count, the clock rate and the
+    /// layout version.
+    fn header(&mut self) -> Result<(u16, u32, u32, u32, u32)> {
         let magic: [u8; 8] = self.array("magic")?;
         if magic != MAGIC {
             return Err(Error::BadMagic {
@@ -314,7 +455,49 @@ impl<S: Source> Reader<S> {
         let _flags = self.u32("flags")?;
         let _reserved = self.u32("reserved")?;
         debug_assert_eq!(self.pos, HEADER_BYTES as u64);
-        Ok((launch_count, sm_count, clock_khz, u32::from(layout)))
+        Ok((format, launch_count, sm_count, clock_khz, u32::from(layout)))
+    }
+
+    /// The device's ordinal and UUID (format version 2).
+    fn device_identity(&mut self) -> Result<(Option<u32>, Option<[u8; 16]>)> {
+        let ordinal = self.u32("device ordinal")?.checked_sub(1);
+        let has_uuid = self.u32("device UUID flag")?;
+        let uuid: [u8; 16] = self.array("device UUID")?;
+        let uuid = match has_uuid {
+            0 => None,
+            1 => Some(uuid),
+            f => return Err(Error::Corrupt(format!("device UUID flag {f} (0 or 1)"))),
+        };
+        Ok((ordinal, uuid))
+    }
+
+    /// The clock syncs (format version 2), each checked.
+    fn clock_syncs(&mut self) -> Result<Vec<ClockSync>> {
+        let at = self.pos;
+        let count = u64::from(self.u32("clock sync count")?);
+        let needed = count * CLOCK_SYNC_BYTES as u64;
+        if needed > self.left() {
+            return Err(Error::Truncated {
+                what: format!("{count} clock syncs"),
+                offset: self.pos,
+                needed,
+                available: self.left(),
+            });
+        }
+        (0..count)
+            .map(|i| {
+                let s = ClockSync {
+                    host_before_ns: self.u64("clock sync")?,
+                    gpu_ns: self.u64("clock sync")?,
+                    host_after_ns: self.u64("clock sync")?,
+                    boottime_ns: self.u64("clock sync")?,
+                };
+                s.check().map_err(|e| {
+                    Error::Corrupt(format!("clock sync {i} (section at byte {at}): {e}"))
+                })?;
+                Ok(s)
+            })
+            .collect()
     }
 
     /// The region table, ids strictly increasing.
@@ -342,9 +525,10 @@ impl<S: Source> Reader<S> {
         Ok(regions)
     }
 
-    /// Launch record `i`: its header, checked against the shape it
-    /// describes, then its raw buffer.
-    fn launch_record(&mut self, i: u32) -> Result<LaunchCapture> {
+    /// Launch record `i` of a file of version `format`: its header,
+    /// checked against the shape it describes, then its buffer (whole in
+    /// version 1, compact from version 2 on).
+    fn launch_record(&mut self, i: u32, format: u16) -> Result<LaunchCapture> {
         let at = self.pos;
         let launch = self.u32("launch index")?;
         let grid = [self.u32("grid")?, self.u32("grid")?, self.u32("grid")?];
@@ -355,7 +539,22 @@ impl<S: Source> Reader<S> {
         let block_stride = self.u32("block stride")?;
         let blocks_traced = self.u32("blocks traced")?;
         let raw_len = self.u64("raw length")?;
-        let _reserved = self.u64("reserved")?;
+        let (stored_len, host, kernel_len) = if format >= 2 {
+            let stored = self.u64("stored length")?;
+            let enqueue_ns = self.u64("host enqueue time")?;
+            let complete_ns = self.u64("host completion time")?;
+            let kernel_len = self.u32("kernel name length")? as usize;
+            let _flags = self.u32("launch flags")?;
+            let _reserved = self.u64("reserved")?;
+            let host = (enqueue_ns != 0 || complete_ns != 0).then_some(HostSpan {
+                enqueue_ns,
+                complete_ns,
+            });
+            (Some(stored), host, kernel_len)
+        } else {
+            let _reserved = self.u64("reserved")?;
+            (None, None, 0)
+        };
         let shape = LaunchShape {
             grid,
             block,
@@ -381,8 +580,81 @@ impl<S: Source> Reader<S> {
                 shape.buffer_bytes().unwrap_or(u64::MAX)
             )));
         }
-        let raw = self.vec(raw_len, "raw buffer")?;
-        Ok(LaunchCapture { shape, raw })
+        if kernel_len > MAX_NAME_BYTES {
+            return Err(Error::Corrupt(format!(
+                "launch record {i}: kernel name of {kernel_len} bytes (at most {MAX_NAME_BYTES})"
+            )));
+        }
+        let kernel = self.string(kernel_len, "kernel name")?;
+        let raw = match stored_len {
+            None => self.vec(raw_len, "raw buffer")?,
+            Some(stored) => self.compact_buffer(i, &shape, raw_len, stored)?,
+        };
+        Ok(LaunchCapture {
+            shape,
+            raw,
+            kernel,
+            host_span: host,
+        })
+    }
+
+    /// A buffer of `raw_len` bytes stored in `stored` bytes of compact form.
+    fn compact_buffer(
+        &mut self,
+        i: u32,
+        shape: &LaunchShape,
+        raw_len: u64,
+        stored: u64,
+    ) -> Result<Vec<u8>> {
+        let at = self.pos;
+        if stored > raw_len {
+            return Err(Error::Corrupt(format!(
+                "launch record {i}: {stored} stored bytes for a buffer of {raw_len}"
+            )));
+        }
+        let metadata = shape
+            .slot_count()
+            .saturating_mul(crate::layout::META_BYTES as u64);
+        if metadata > stored {
+            return Err(Error::Corrupt(format!(
+                "launch record {i}: {stored} stored bytes cannot hold the metadata of its {} \
+                 slots ({metadata} bytes)",
+                shape.slot_count()
+            )));
+        }
+        if stored > self.left() {
+            return Err(Error::Truncated {
+                what: format!("launch record {i}'s buffer"),
+                offset: at,
+                needed: stored,
+                available: self.left(),
+            });
+        }
+        // Zeroed pages come fresh from the allocator; only the stored parts
+        // are written.
+        let mut raw = vec![0u8; raw_len as usize];
+        let used = read_compact(
+            &mut raw,
+            shape,
+            stored,
+            |buf| {
+                self.advance(buf.len() as u64, "buffer")?;
+                self.src.read_into(buf)
+            },
+            |n| {
+                Error::Corrupt(format!(
+                    "launch record {i}: its slots' metadata asks for {n} or more stored bytes, \
+                     the record declares {stored}"
+                ))
+            },
+        )?;
+        if used != stored {
+            return Err(Error::Corrupt(format!(
+                "launch record {i}: its slots' metadata asks for {used} stored bytes, the \
+                 record declares {stored}"
+            )));
+        }
+        Ok(raw)
     }
 }
 

@@ -3,6 +3,7 @@
 //! downstream (decoding, export) reads these types.
 
 pub mod capture;
+pub mod compact;
 pub mod layout;
 pub mod regions;
 pub mod shape;

@@ -56,6 +56,16 @@ pub struct TraceConfig {
     /// file ([`TraceSession::sizing`](crate::TraceSession::sizing) and the
     /// reports say the same).
     pub quiet: bool,
+    /// The kernel's name, shown with each launch (in a Perfetto trace, the
+    /// launch's track; in captures, beside the launch). Default empty.
+    pub kernel: String,
+    /// Measure the GPU's `%globaltimer` against the host's clock at the
+    /// session's start and after every traced launch (a handshake of about
+    /// 0.1 ms through mapped host memory; see
+    /// [`timeline`](crate::timeline)), so traces line up with the host and
+    /// with other GPUs and processes. Default on; off, launches can only be
+    /// placed on one GPU's raw `%globaltimer` axis.
+    pub clock_sync: bool,
 }
 
 /// What a session traces: the buffer and the launches.
@@ -82,7 +92,15 @@ impl TraceConfig {
             capture: None,
             export: ExportOptions::default(),
             quiet: false,
+            kernel: String::new(),
+            clock_sync: true,
         }
+    }
+
+    /// Names the kernel (see [`TraceConfig::kernel`]).
+    pub fn kernel(mut self, name: impl Into<String>) -> Self {
+        self.kernel = name.into();
+        self
     }
 
     /// Defaults for a cudarc launch configuration.

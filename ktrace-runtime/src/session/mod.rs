@@ -5,6 +5,7 @@
 //! ([`KernelModule`]) as the tracing switch says, and
 //! [`load_module_variant`], which loads the build asked for.
 
+mod clock_sync;
 mod config;
 mod device;
 
@@ -14,7 +15,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
-use crate::capture::{Capture, DeviceInfo, LaunchCapture};
+use crate::capture::{Capture, CaptureParts, DeviceInfo, HostSpan, LaunchCapture};
 use crate::error::Result;
 use crate::export::{export_launch, ExportOptions, ExportReport};
 use crate::fill::{ring_fill, RingFill};
@@ -26,6 +27,8 @@ use crate::shape::LaunchShape;
 use crate::sizing::{bytes_text, Sizing};
 use crate::switch::enabled;
 pub use crate::switch::{KernelModule, ENV_ENABLE};
+use crate::timeline::{host_clocks_ns, ClockSync};
+use clock_sync::ClockProbe;
 pub use config::{SessionPlan, TraceConfig};
 use device::{alloc_buffer, device_info, driver};
 pub use device::{load_module, load_module_variant, open_device};
@@ -92,6 +95,12 @@ pub struct TraceSession {
     quiet: bool,
     launches: Vec<LaunchCapture>,
     fills: Vec<RingFill>,
+    kernel: String,
+    /// The clock handshake, while it works.
+    probe: Option<ClockProbe>,
+    clock_syncs: Vec<ClockSync>,
+    /// `CLOCK_REALTIME` when the pending launch's argument was handed out.
+    enqueued_ns: Cell<u64>,
     pending: Cell<bool>,
     written: usize,
     finished: bool,
@@ -144,7 +153,18 @@ impl TraceSession {
         } else {
             (None, DeviceInfo::default())
         };
-        Ok(TraceSession {
+        let probe = if buffer.is_some() && config.clock_sync {
+            match ClockProbe::new(stream.context()) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    no_clock_sync(&e, config.quiet);
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let mut session = TraceSession {
             stream: stream.clone(),
             sizing: plan.sizing,
             shape,
@@ -158,10 +178,45 @@ impl TraceSession {
             quiet: config.quiet,
             launches: Vec::new(),
             fills: Vec::new(),
+            kernel: config.kernel,
+            probe,
+            clock_syncs: Vec::new(),
+            enqueued_ns: Cell::new(0),
             pending: Cell::new(false),
             written: 0,
             finished: false,
-        })
+        };
+        session.measure_clock();
+        Ok(session)
+    }
+
+    /// One clock handshake, kept; on failure says so once and stops
+    /// measuring.
+    fn measure_clock(&mut self) {
+        let Some(probe) = &self.probe else { return };
+        match probe.sync(&self.stream) {
+            Ok(s) => self.clock_syncs.push(s),
+            Err(e) => {
+                no_clock_sync(&e, self.quiet);
+                self.probe = None;
+            }
+        }
+    }
+
+    /// The GPU's clock measured against the host's so far: at the start
+    /// and after every traced launch (empty when
+    /// [`TraceConfig::clock_sync`] is off or the handshake failed).
+    pub fn clock_syncs(&self) -> &[ClockSync] {
+        &self.clock_syncs
+    }
+
+    fn parts(&self) -> CaptureParts<'_> {
+        CaptureParts {
+            device: &self.device,
+            regions: &self.regions,
+            launches: &self.launches,
+            clock_syncs: &self.clock_syncs,
+        }
     }
 
     /// Whether this session traces (it allocated a buffer).
@@ -192,6 +247,7 @@ impl TraceSession {
         match &self.buffer {
             Some(buf) if self.next_launch_traced() => {
                 self.pending.set(true);
+                self.enqueued_ns.set(host_clocks_ns().0);
                 let (ptr, _sync) = buf.device_ptr(&self.stream);
                 self.shape.arg(ptr)
             }
@@ -209,13 +265,21 @@ impl TraceSession {
             self.shape.launch = self.shape.launch.saturating_add(1);
             return Ok(());
         }
-        let Some(buf) = self.buffer.as_mut() else {
+        if self.buffer.is_none() {
             return Ok(());
-        };
+        }
         self.pending.set(false);
         self.stream
             .synchronize()
             .map_err(driver("waiting for the traced kernel to finish"))?;
+        let host_span = HostSpan {
+            enqueue_ns: self.enqueued_ns.get(),
+            complete_ns: host_clocks_ns().0,
+        };
+        self.measure_clock();
+        let Some(buf) = self.buffer.as_mut() else {
+            return Ok(());
+        };
         let raw = self
             .stream
             .clone_dtoh(&*buf)
@@ -227,6 +291,8 @@ impl TraceSession {
         self.launches.push(LaunchCapture {
             shape: self.shape,
             raw,
+            kernel: self.kernel.clone(),
+            host_span: Some(host_span),
         });
         self.shape.launch = self.shape.launch.saturating_add(1);
         let note = many_launches_note(self.launches.len(), &self.selection, self.sizing.bytes());
@@ -256,12 +322,13 @@ impl TraceSession {
             device: self.device.clone(),
             regions: self.regions.clone(),
             launches: self.launches.clone(),
+            clock_syncs: self.clock_syncs.clone(),
         }
     }
 
     /// Saves the launches recorded so far as a capture file.
     pub fn save_capture(&self, path: impl AsRef<Path>) -> Result<()> {
-        crate::capture::save_capture(&self.device, &self.regions, &self.launches, path.as_ref())
+        crate::capture::save_capture(&self.parts(), path.as_ref())
     }
 
     /// Writes the trace and summary of every launch not yet written (after
@@ -328,6 +395,15 @@ impl Drop for TraceSession {
                 eprintln!("ktrace: {e}");
             }
         }
+    }
+}
+
+fn no_clock_sync(e: &crate::Error, quiet: bool) {
+    if !quiet {
+        eprintln!(
+            "ktrace: warning: {e}; this session's traces stay on the GPU's own clock \
+             (they cannot be lined up with the host or other GPUs)"
+        );
     }
 }
 
