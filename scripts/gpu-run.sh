@@ -10,7 +10,7 @@ if [ "${1:-}" = "--stage" ]; then
   cd "$root"
   cargo build --release --examples -p ktrace-examples && cargo build --release -p ktrace-cli || exit 1
   mkdir -p .device/bin
-  for e in spin dvfs block_sum gemm warp_specialized big_grid cc_launcher recorder_bench faults; do
+  for e in spin dvfs block_sum gemm warp_specialized big_grid cc_launcher recorder_bench faults two_gpus; do
     cp "target/release/examples/$e" .device/bin/
   done
   cp target/release/ktrace .device/bin/

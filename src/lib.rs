@@ -9,6 +9,7 @@ use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError};
 ktrace_runtime::include_ktrace!();
 
 pub mod gemm;
+pub mod ping_pong;
 pub mod truth;
 
 /// Rust declarations of the C++ launchers (bindgen), `cc_saxpy_traced` and

@@ -2,8 +2,9 @@
 //! `CLOCK_REALTIME` ([`ClockSync`]): one GPU thread spins on a flag in
 //! mapped host memory; the host reads its clock, writes the flag, and reads
 //! its clock again when the thread's answer (with the `%globaltimer` it read
-//! on seeing the flag) arrives. Of [`ROUNDS`] rounds the one with the
-//! shortest round trip is kept: its midpoint is the best estimate.
+//! on seeing the flag) arrives. [`ClockProbe::measure`] gives every round;
+//! [`ClockProbe::sync`] the estimate made from them
+//! ([`estimate_sync`](crate::timeline::estimate_sync)).
 //!
 //! The kernel is a few lines of PTX kept here, JIT-compiled by the driver
 //! once per session; it never spins for more than two seconds without a
@@ -23,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::timeline::{host_clocks_ns, ClockSync};
 
 /// Rounds per handshake.
-pub const ROUNDS: u32 = 32;
+pub const ROUNDS: u32 = 64;
 /// What the kernel writes to the answer word once it runs.
 const READY: u32 = 0x5245_4459;
 /// What the host writes to the flag to make the kernel return.
@@ -153,14 +154,17 @@ impl Drop for Mailbox {
     }
 }
 
-/// Measures a GPU's clock against the host's, on demand.
-pub(crate) struct ClockProbe {
+/// Measures a GPU's clock against the host's, on demand. A
+/// [`TraceSession`](super::TraceSession) holds one; programs that line up
+/// their own events with the GPU's can use one directly.
+pub struct ClockProbe {
     func: CudaFunction,
     mailbox: Mailbox,
 }
 
 impl ClockProbe {
-    /// Loads the handshake kernel into `ctx` and maps its mailbox.
+    /// Loads the handshake kernel into `ctx` (JIT-compiled from PTX by the
+    /// driver) and maps its mailbox.
     pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
         let module = ctx
             .load_module(Ptx::from_src(PTX))
@@ -174,10 +178,16 @@ impl ClockProbe {
         })
     }
 
-    /// One handshake on `stream` (work already queued there runs first):
-    /// the round with the shortest round trip. Returns after the kernel
-    /// has finished.
+    /// One handshake on `stream`, made into one estimate
+    /// ([`estimate_sync`](crate::timeline::estimate_sync)).
     pub fn sync(&self, stream: &Arc<CudaStream>) -> Result<ClockSync> {
+        crate::timeline::estimate_sync(&self.measure(stream)?)
+    }
+
+    /// One handshake of [`ROUNDS`] rounds on `stream` (work already queued
+    /// there runs first): every round. Returns after the kernel has
+    /// finished.
+    pub fn measure(&self, stream: &Arc<CudaStream>) -> Result<Vec<ClockSync>> {
         let m = &self.mailbox;
         m.reset();
         let rounds = ROUNDS;
@@ -201,7 +211,7 @@ impl ClockProbe {
         result
     }
 
-    fn rounds(&self, rounds: u32) -> Result<ClockSync> {
+    fn rounds(&self, rounds: u32) -> Result<Vec<ClockSync>> {
         let m = &self.mailbox;
         wait_for(m.answer(), READY, START_TIMEOUT, "start")?;
         let mut host = Vec::with_capacity(rounds as usize);
@@ -212,7 +222,7 @@ impl ClockProbe {
             let (after, boottime) = host_clocks_ns();
             host.push((before, after, boottime));
         }
-        let best = (1..=rounds)
+        Ok((1..=rounds)
             .zip(host)
             .map(|(k, (before, after, boottime))| ClockSync {
                 host_before_ns: before,
@@ -220,10 +230,7 @@ impl ClockProbe {
                 host_after_ns: after,
                 boottime_ns: boottime,
             })
-            .min_by_key(ClockSync::round_trip_ns)
-            .expect("at least one round");
-        best.check()?;
-        Ok(best)
+            .collect())
     }
 }
 

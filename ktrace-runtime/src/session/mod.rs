@@ -28,7 +28,7 @@ use crate::sizing::{bytes_text, Sizing};
 use crate::switch::enabled;
 pub use crate::switch::{KernelModule, ENV_ENABLE};
 use crate::timeline::{host_clocks_ns, ClockSync};
-use clock_sync::ClockProbe;
+pub use clock_sync::{ClockProbe, ROUNDS as CLOCK_SYNC_ROUNDS};
 pub use config::{SessionPlan, TraceConfig};
 use device::{alloc_buffer, device_info, driver};
 pub use device::{load_module, load_module_variant, open_device};
