@@ -6,6 +6,8 @@
 //! - `ktrace summary CAPTURE`: a table of region statistics.
 //! - `ktrace diff A B`: region statistics of two captures side by side.
 
+mod progress;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -14,9 +16,10 @@ use ktrace_runtime::export::summarize_launch;
 use ktrace_runtime::output::launch_trace_path;
 use ktrace_runtime::summary::RegionStats;
 use ktrace_runtime::{
-    export_launch, ring_fill, Breakdown, Capture, ChromeOptions, ExportOptions, FilterError,
-    LaunchCapture, Summary, SummaryOptions, SummaryScope, TraceFilter,
+    export_launch_with_progress, ring_fill, Breakdown, Capture, ChromeOptions, ExportOptions,
+    FilterError, LaunchCapture, Summary, SummaryOptions, SummaryScope, TraceFilter,
 };
+use progress::ProgressLine;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -40,6 +43,9 @@ enum Command {
     /// the window or ends after it. The summary covers the whole launch
     /// unless --filter-summary is given; otherData.filter in the trace
     /// records the filter.
+    ///
+    /// A progress line appears on stderr when an export runs for more than
+    /// a second and stderr is a terminal.
     #[command(verbatim_doc_comment)]
     Export {
         /// The capture file (.ktrace).
@@ -212,7 +218,16 @@ fn run(cmd: Command) -> Result<(), CliError> {
                 } else {
                     launch_trace_path(&base, l.shape.launch)
                 };
-                let r = export_launch(l, &cap.device, &cap.regions, &path, &opts);
+                let mut bar = ProgressLine::stderr(format!("launch {}:", l.shape.launch));
+                let r = export_launch_with_progress(
+                    l,
+                    &cap.device,
+                    &cap.regions,
+                    &path,
+                    &opts,
+                    &mut |p| bar.update(p),
+                );
+                bar.finish();
                 let r = r.map_err(|error| CliError::Launch {
                     launch: l.shape.launch,
                     error,

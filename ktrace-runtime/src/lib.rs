@@ -202,7 +202,10 @@ pub use chrome::ChromeOptions;
 pub use decode::{decode, DecodeOptions, DecodedLaunch, Decoder, WarpTrace};
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub use error::{Error, Result};
-pub use export::{export_launch, write_trace, ExportOptions, ExportReport, WrittenTrace};
+pub use export::{
+    export_launch, export_launch_with_progress, write_trace, ExportOptions, ExportProgress,
+    ExportReport, WrittenTrace,
+};
 pub use fill::{ring_fill, RingFill};
 pub use filter::{FilterError, LaunchFilter, SummaryScope, TraceFilter};
 pub use layout::KtraceArg;

@@ -322,6 +322,18 @@ pub fn write_trace<W: Write, T: Borrow<WarpTrace>>(
     })
 }
 
+/// How far an export has come, as [`export_launch_with_progress`] reports
+/// it after each warp.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExportProgress {
+    /// Warps decoded so far.
+    pub warps_done: usize,
+    /// Warps in the launch.
+    pub warps: usize,
+    /// Events decoded so far.
+    pub events: u64,
+}
+
 /// Decodes a launch and writes its Chrome trace to `trace_path` and its
 /// summary beside it ([`summary_path`]), one warp at a time.
 ///
@@ -335,6 +347,18 @@ pub fn export_launch(
     trace_path: &Path,
     opts: &ExportOptions,
 ) -> Result<ExportReport> {
+    export_launch_with_progress(launch, device, regions, trace_path, opts, &mut |_| {})
+}
+
+/// [`export_launch`], calling `progress` after each warp.
+pub fn export_launch_with_progress(
+    launch: &LaunchCapture,
+    device: &DeviceInfo,
+    regions: &Regions,
+    trace_path: &Path,
+    opts: &ExportOptions,
+    progress: &mut dyn FnMut(&ExportProgress),
+) -> Result<ExportReport> {
     let dec = Decoder::new(&launch.raw, &launch.shape, &opts.decode_for(device))?;
     if opts.filter.is_some() {
         // The checks that need no decoding, before the file is created.
@@ -343,13 +367,22 @@ pub fn export_launch(
             .map_err(config_error)?;
     }
     let fill = ring_fill(&launch.raw, &launch.shape)?;
+    let mut done = ExportProgress {
+        warps: dec.warp_count(),
+        ..ExportProgress::default()
+    };
+    let warps = dec.warps().inspect(|w| {
+        done.warps_done += 1;
+        done.events += w.events.len() as u64;
+        progress(&done);
+    });
     let WrittenTrace {
         events,
         warps_written,
         diagnostics,
         summary,
     } = write_atomic(trace_path, |w| {
-        write_trace(&dec, dec.warps(), device, regions, opts, trace_path, w)
+        write_trace(&dec, warps, device, regions, opts, trace_path, w)
     })
     .map_err(unwrap_filter_error)?;
     let summary_path = summary_path(trace_path);
@@ -367,4 +400,48 @@ pub fn export_launch(
         summary,
         fill,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_is_reported_after_each_warp() {
+        let cap = crate::synth::sample_capture();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        let mut seen = Vec::new();
+        let report = export_launch_with_progress(
+            &cap.launches[0],
+            &cap.device,
+            &cap.regions,
+            &path,
+            &ExportOptions::default(),
+            &mut |p| seen.push(*p),
+        )
+        .unwrap();
+        let dec = Decoder::new(
+            &cap.launches[0].raw,
+            &cap.launches[0].shape,
+            &ExportOptions::default().decode_for(&cap.device),
+        )
+        .unwrap();
+        let mut events = 0;
+        let expected: Vec<ExportProgress> = dec
+            .warps()
+            .enumerate()
+            .map(|(i, w)| {
+                events += w.events.len() as u64;
+                ExportProgress {
+                    warps_done: i + 1,
+                    warps: 5,
+                    events,
+                }
+            })
+            .collect();
+        assert_eq!(seen, expected);
+        assert_eq!(report.warps, 5);
+        assert!(events > report.events, "{events} {}", report.events);
+    }
 }
