@@ -7,7 +7,7 @@ pub mod filter;
 mod region_slots;
 pub mod summary;
 
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -171,8 +171,7 @@ pub fn summarize_launch(
         .map_err(config_error)?;
     let mut pass = FilteredPass::new(filter, &dec, regions, opts);
     for w in dec.warps() {
-        pass.add_warp(&w, |_| Ok(()))
-            .map_err(|e| Error::io("", e))?;
+        pass.add_warp(&w);
     }
     let (summary, diagnostics, _) = pass.finish(Path::new("")).map_err(config_error)?;
     Ok((summary, diagnostics))
@@ -205,33 +204,27 @@ impl<'d> FilteredPass<'d> {
         }
     }
 
-    /// Applies the filter to `warp`, hands what it keeps to `write` and
-    /// adds the warp (or what was kept) to the summary.
-    fn add_warp(
-        &mut self,
-        warp: &WarpTrace,
-        write: impl FnOnce(&WarpTrace) -> io::Result<()>,
-    ) -> io::Result<()> {
+    /// Applies the filter to `warp`, adds the warp (or what was kept) to
+    /// the summary and returns what the trace is to hold, if anything.
+    fn add_warp<'w>(&mut self, warp: &'w WarpTrace) -> Option<Cow<'w, WarpTrace>> {
         if let Some(e) = warp.events.last() {
             self.last_event = Some(self.last_event.map_or(e.t_ps, |l| l.max(e.t_ps)));
         }
-        let Some(f) = &self.filter else {
-            self.warps_kept += 1;
-            write(warp)?;
-            self.collector.add_warp(warp);
-            return Ok(());
+        let kept = match &self.filter {
+            None => Some(Cow::Borrowed(warp)),
+            Some(f) => f.apply(warp),
         };
-        let kept = f.apply(warp);
-        if let Some(k) = &kept {
-            self.warps_kept += 1;
-            write(k)?;
-        }
-        match (f.spec().summary, kept) {
+        let scope = self
+            .filter
+            .as_ref()
+            .map_or(SummaryScope::Launch, |f| f.spec().summary);
+        match (scope, &kept) {
             (SummaryScope::Launch, _) => self.collector.add_warp(warp),
-            (SummaryScope::Kept, Some(k)) => self.collector.add_warp(&k),
+            (SummaryScope::Kept, Some(k)) => self.collector.add_warp(k),
             (SummaryScope::Kept, None) => {}
         }
-        Ok(())
+        self.warps_kept += usize::from(kept.is_some());
+        kept
     }
 
     /// The summary (recording the filter when it covers only what was
@@ -300,7 +293,9 @@ pub fn write_trace<W: Write, T: Borrow<WarpTrace>>(
     let mut pass = FilteredPass::new(filter, dec, regions, opts);
     let mut cw = ChromeWriter::begin(w, regions, opts.chrome, t0)?;
     for warp in warps {
-        pass.add_warp(warp.borrow(), |kept| cw.warp(kept))?;
+        if let Some(kept) = pass.add_warp(warp.borrow()) {
+            cw.warp(&kept)?;
+        }
     }
     let events = cw.events_written();
     let warps_written = pass.warps_kept;
