@@ -155,6 +155,7 @@ pub fn options(a: u8, b: u8) -> ExportOptions {
                 _ => Breakdown::PerWarp,
             },
         },
+        filter: None,
     }
 }
 

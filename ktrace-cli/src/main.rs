@@ -1,9 +1,12 @@
 //! `ktrace`: reads capture files (`.ktrace`) written by ktrace-runtime.
 //!
 //! - `ktrace export CAPTURE [-o OUT.json]`: Chrome trace JSON (open it in
-//!   ui.perfetto.dev) and the summary beside it.
+//!   ui.perfetto.dev) and the summary beside it; `--time`, `--blocks`,
+//!   `--sms`, `--warps` and `--regions` keep part of it.
 //! - `ktrace summary CAPTURE`: a table of region statistics.
 //! - `ktrace diff A B`: region statistics of two captures side by side.
+
+mod progress;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,9 +16,10 @@ use ktrace_runtime::export::summarize_launch;
 use ktrace_runtime::output::launch_trace_path;
 use ktrace_runtime::summary::RegionStats;
 use ktrace_runtime::{
-    export_launch, ring_fill, Breakdown, Capture, ChromeOptions, ExportOptions, LaunchCapture,
-    Summary, SummaryOptions,
+    export_launch_with_progress, ring_fill, Breakdown, Capture, ChromeOptions, ExportOptions,
+    FilterError, LaunchCapture, Summary, SummaryOptions, SummaryScope, TraceFilter,
 };
+use progress::ProgressLine;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -31,6 +35,18 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Write the Chrome trace JSON and the summary of a capture.
+    ///
+    /// --time, --blocks, --sms, --warps and --regions keep part of each
+    /// launch in the trace: the warps in all the lists given, and of those
+    /// the spans and marks in the window and of the regions named. A span
+    /// that overlaps the window is kept whole, even where it starts before
+    /// the window or ends after it. The summary covers the whole launch
+    /// unless --filter-summary is given; otherData.filter in the trace
+    /// records the filter.
+    ///
+    /// A progress line appears on stderr when an export runs for more than
+    /// a second and stderr is a terminal.
+    #[command(verbatim_doc_comment)]
     Export {
         /// The capture file (.ktrace).
         capture: PathBuf,
@@ -51,6 +67,30 @@ enum Command {
         /// Add per-block or per-warp totals to the summary.
         #[arg(long, value_enum, default_value_t = BreakdownArg::None)]
         breakdown: BreakdownArg,
+        /// Keep only this time window, in microseconds from the launch's
+        /// first event; either side may be left out: 10..250.5, 10..,
+        /// ..250.5. Both edges count as inside.
+        #[arg(long, value_name = "START..END", allow_hyphen_values = true)]
+        time: Option<String>,
+        /// Keep only these blocks (linear index): comma-separated numbers
+        /// and inclusive ranges, a range with no end reaching the last
+        /// block: 0-3,7,12-.
+        #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+        blocks: Option<String>,
+        /// Keep only the warps that ran on these SMs (LIST as for --blocks).
+        #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+        sms: Option<String>,
+        /// Keep only these warps of each block (LIST as for --blocks).
+        #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+        warps: Option<String>,
+        /// Keep only these regions: names from the capture's region table,
+        /// comma-separated; * matches any run of characters (wait*).
+        #[arg(long, value_name = "NAME[,NAME...]", allow_hyphen_values = true)]
+        regions: Option<String>,
+        /// Summarise only what the filters keep (default: the summary
+        /// covers the whole launch).
+        #[arg(long)]
+        filter_summary: bool,
     },
     /// Print region statistics of a capture.
     Summary {
@@ -91,6 +131,17 @@ enum CliError {
         /// The capture file.
         path: PathBuf,
     },
+    /// A filter option that cannot be parsed.
+    #[error(transparent)]
+    Filter(#[from] FilterError),
+    /// Exporting one launch failed.
+    #[error("launch {launch}: {error}")]
+    Launch {
+        /// The launch.
+        launch: u32,
+        /// Why.
+        error: ktrace_runtime::Error,
+    },
 }
 
 fn main() -> ExitCode {
@@ -130,7 +181,22 @@ fn run(cmd: Command) -> Result<(), CliError> {
             raw_events,
             launch,
             breakdown,
+            time,
+            blocks,
+            sms,
+            warps,
+            regions,
+            filter_summary,
         } => {
+            let filter = FilterArgs {
+                time,
+                blocks,
+                sms,
+                warps,
+                regions,
+                filter_summary,
+            }
+            .parse()?;
             let cap = read(&capture)?;
             let base = output.unwrap_or_else(|| capture.with_extension("json"));
             let opts = ExportOptions {
@@ -143,6 +209,7 @@ fn run(cmd: Command) -> Result<(), CliError> {
                     },
                     ..SummaryOptions::default()
                 },
+                filter,
                 ..ExportOptions::default()
             };
             for l in pick(&cap, launch)? {
@@ -151,16 +218,33 @@ fn run(cmd: Command) -> Result<(), CliError> {
                 } else {
                     launch_trace_path(&base, l.shape.launch)
                 };
-                let r = export_launch(l, &cap.device, &cap.regions, &path, &opts)?;
+                let mut bar = ProgressLine::stderr(format!("launch {}:", l.shape.launch));
+                let r = export_launch_with_progress(
+                    l,
+                    &cap.device,
+                    &cap.regions,
+                    &path,
+                    &opts,
+                    &mut |p| bar.update(p),
+                );
+                bar.finish();
+                let r = r.map_err(|error| CliError::Launch {
+                    launch: l.shape.launch,
+                    error,
+                })?;
                 let warn = match r.diagnostics.len() {
                     0 => String::new(),
                     n => format!(", {n} warnings (see otherData.diagnostics)"),
                 };
+                let warps = if opts.filter.is_some() {
+                    format!("{} of {}", r.warps_written, r.warps)
+                } else {
+                    r.warps.to_string()
+                };
                 println!(
-                    "launch {}: {} events from {} warps -> {} and {}{warn}",
+                    "launch {}: {} events from {warps} warps -> {} and {}{warn}",
                     l.shape.launch,
                     r.events,
-                    r.warps,
                     r.trace_path.display(),
                     r.summary_path.display()
                 );
@@ -190,6 +274,42 @@ fn run(cmd: Command) -> Result<(), CliError> {
             print_diff(&a, &b, &sa, &sb);
             Ok(())
         }
+    }
+}
+
+/// The filter options of `ktrace export`, as given.
+struct FilterArgs {
+    time: Option<String>,
+    blocks: Option<String>,
+    sms: Option<String>,
+    warps: Option<String>,
+    regions: Option<String>,
+    filter_summary: bool,
+}
+
+impl FilterArgs {
+    /// The filter, or `None` when no option asks for one.
+    fn parse(self) -> Result<Option<TraceFilter>, FilterError> {
+        let mut f = TraceFilter::default();
+        if let Some(t) = &self.time {
+            f.set_time(t)?;
+        }
+        if let Some(b) = &self.blocks {
+            f.set_blocks(b)?;
+        }
+        if let Some(s) = &self.sms {
+            f.set_sms(s)?;
+        }
+        if let Some(w) = &self.warps {
+            f.set_warps(w)?;
+        }
+        if let Some(r) = &self.regions {
+            f.set_regions(r)?;
+        }
+        if self.filter_summary {
+            f.summary = SummaryScope::Kept;
+        }
+        Ok((!f.keeps_all()).then_some(f))
     }
 }
 

@@ -287,3 +287,205 @@ fn usage_errors_exit_non_zero() {
     let o = ktrace(&["frobnicate"]);
     assert!(!o.status.success());
 }
+
+/// The trace events (not metadata) of a trace file: (name, ph, ts, pid, tid).
+fn trace_events(path: &Path) -> Vec<(String, String, f64, u64, u64)> {
+    let t: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] != "M")
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_string(),
+                e["ph"].as_str().unwrap().to_string(),
+                e["ts"].as_f64().unwrap(),
+                e["pid"].as_u64().unwrap(),
+                e["tid"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Launch 0 of the sample, from its first event (µs): block 0 warp 0 has
+/// load 0-0.15, mma 0.175-0.675, region 5 at 0.2, a tick at 0.45 and mma
+/// 0.7-1.25; warp 1 load 0.02-0.15, mma 0.19-0.66, a tick at 0.41; block 1
+/// warp 0 mma spans from 1.8 to 4.834, warp 1 load 1.01-1.11; block 2 mma
+/// 1.98-2.3.
+#[test]
+fn export_with_a_window_blocks_and_regions() {
+    let d = Dir::new("filter");
+    let cap = d.join("run.ktrace");
+    sample_capture().save(&cap).unwrap();
+    let out = d.join("f.json");
+    let o = ktrace(&[
+        "export",
+        s(&cap),
+        "-o",
+        s(&out),
+        "--launch",
+        "0",
+        "--time",
+        "0.3..0.5",
+        "--blocks",
+        "0",
+        "--regions",
+        "mma,tick",
+    ]);
+    let (stdout, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    // Not a terminal: no progress line, nothing at all on stderr.
+    assert_eq!(err, "");
+    assert!(
+        stdout.starts_with("launch 0: 4 events from 2 of 5 warps -> "),
+        "{stdout}"
+    );
+    let x =
+        |name: &str, ph: &str, ts: f64, tid: u64| (name.to_string(), ph.to_string(), ts, 0, tid);
+    assert_eq!(
+        trace_events(&out),
+        [
+            // Overlaps the window: kept whole (from 0.175, not 0.3).
+            x("mma", "X", 0.175, 0),
+            x("tick", "i", 0.45, 0),
+            x("mma", "X", 0.19, 1),
+            x("tick", "i", 0.41, 1),
+        ]
+    );
+    let t = read_json(&out);
+    let filter = &t["otherData"]["filter"];
+    assert_eq!(filter["time_us"], "0.3..0.5");
+    assert_eq!(filter["blocks"], "0");
+    assert_eq!(filter["regions"], serde_json::json!(["mma", "tick"]));
+    assert_eq!(filter["summary"], "launch");
+    assert_eq!(filter["spans_crossing_the_window"], "kept whole");
+    // The summary covers the whole launch.
+    let summary = read_json(&d.join("f_summary.json"));
+    let counts: Vec<(&str, u64)> = summary["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), r["count"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(counts, [("load", 3), ("mma", 20), ("region 5", 1)]);
+    assert!(summary.get("filter").is_none());
+    assert_eq!(summary["kernel_time"], 4.834);
+
+    // The same with --raw-events: each kept span's begin and end, even
+    // outside the window.
+    let o = ktrace(&[
+        "export",
+        s(&cap),
+        "-o",
+        s(&out),
+        "--launch",
+        "0",
+        "--time",
+        "0.3..0.5",
+        "--blocks",
+        "0",
+        "--regions",
+        "mma,tick",
+        "--raw-events",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let phs: Vec<(String, String, f64, u64)> = trace_events(&out)
+        .into_iter()
+        .map(|e| (e.0, e.1, e.2, e.4))
+        .collect();
+    let e = |name: &str, ph: &str, ts: f64, tid: u64| (name.to_string(), ph.to_string(), ts, tid);
+    assert_eq!(
+        phs,
+        [
+            e("mma", "B", 0.175, 0),
+            e("tick", "i", 0.45, 0),
+            e("mma", "E", 0.675, 0),
+            e("mma", "B", 0.19, 1),
+            e("tick", "i", 0.41, 1),
+            e("mma", "E", 0.66, 1),
+        ]
+    );
+}
+
+#[test]
+fn export_with_sms_warps_and_a_filtered_summary() {
+    let d = Dir::new("filter-summary");
+    let cap = d.join("run.ktrace");
+    sample_capture().save(&cap).unwrap();
+    let out = d.join("f.json");
+    // SM 9 is block 1; its warp 0 has 16 mma spans left in the ring, at
+    // 1.8, 2, 2.2, ... 4.8 us, each shorter than 0.2 us: from 2 us on, 15.
+    let o = ktrace(&[
+        "export",
+        s(&cap),
+        "-o",
+        s(&out),
+        "--launch",
+        "0",
+        "--sms",
+        "9",
+        "--warps",
+        "0",
+        "--time",
+        "2..",
+        "--filter-summary",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let ts: Vec<f64> = trace_events(&out).iter().map(|e| e.2).collect();
+    let expected: Vec<f64> = (10..=24).map(|i| f64::from(i * 2) / 10.0).collect();
+    assert_eq!(ts, expected);
+    assert!(trace_events(&out)
+        .iter()
+        .all(|e| e.0 == "mma" && e.3 == 1 && e.4 == 0));
+    let summary = read_json(&d.join("f_summary.json"));
+    let regions = summary["regions"].as_array().unwrap();
+    assert_eq!(regions.len(), 1);
+    assert_eq!(
+        (regions[0]["name"].as_str(), regions[0]["count"].as_u64()),
+        (Some("mma"), Some(15))
+    );
+    assert_eq!(summary["filter"]["summary"], "kept");
+    assert_eq!(summary["filter"]["sms"], "9");
+    // From the first kept event (2 us) to the last (4.834 us).
+    assert_eq!(summary["kernel_time"], 2.834);
+}
+
+#[test]
+fn bad_filters_fail_cleanly() {
+    let d = Dir::new("bad-filter");
+    let cap = d.join("run.ktrace");
+    sample_capture().save(&cap).unwrap();
+    let out = d.join("out.json");
+    let cases: &[(&[&str], &str)] = &[
+        (&["--time", "5..2"], "time window \"5..2\": the window ends (2 us) before it starts (5 us)"),
+        (&["--time", "5"], "time window \"5\": expected START..END in microseconds"),
+        (&["--time", "1x.."], "\"1x\" is not a number of microseconds"),
+        (&["--time", "100.."], "launch 0: time window \"100..\": the window starts after the launch's end: its last event is at 4.834 us from its first"),
+        (&["--blocks", ""], "block list \"\": the list is empty"),
+        (&["--blocks", "3-1"], "block list \"3-1\": the range 3-1 is reversed (write 1-3)"),
+        (&["--blocks", "-5"], "block list \"-5\": \"\" is not a number"),
+        (&["--blocks", "0-9"], "launch 0: block list \"0-9\": block 9 is outside the grid of 3 blocks (0-2)"),
+        (&["--warps", "1,5"], "launch 0: warp list \"1,5\": warp 5 is outside a block of 2 warps (0-1)"),
+        (&["--sms", "4,200"], "launch 0: SM list \"4,200\": SM 200 is outside the device's 132 SMs (0-131)"),
+        (&["--sms", "1,,2"], "SM list \"1,,2\": an item is empty"),
+        (&["--regions", "mma,nope"], "launch 0: region list \"mma,nope\": no region is named \"nope\"; the capture's regions: load, mma, tick"),
+        (&["--regions", "x*"], "no region name matches \"x*\"; the capture's regions: load, mma, tick"),
+    ];
+    for (args, needle) in cases {
+        let mut all = vec!["export", s(&cap), "-o", s(&out), "--launch", "0"];
+        all.extend_from_slice(args);
+        assert_clean_failure(&ktrace(&all), needle);
+        // Nothing written.
+        let files: Vec<String> = std::fs::read_dir(&d.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(files, ["run.ktrace"], "{args:?}");
+    }
+}

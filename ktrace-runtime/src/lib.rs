@@ -159,6 +159,7 @@
 //! decode/   ring.rs calibrate.rs spans.rs mod.rs        raw buffer -> per-warp timelines
 //! fill.rs                                               raw buffer -> how full the rings were
 //! export/   collect.rs chrome.rs summary.rs mod.rs      timelines -> Chrome trace and summary, one pass
+//!           filter.rs                                   time window, blocks, SMs, warps, regions kept
 //! output.rs                                             output file names, atomic writes
 //! session/  mod.rs config.rs device.rs (feature `cuda`) the device edge
 //! switch.rs diagnostics.rs error.rs                     tracing on/off, what went wrong
@@ -170,7 +171,8 @@
 //! ([`fill`]), region names
 //! ([`regions`]), capture files ([`capture`]), decoding ([`mod@decode`]),
 //! what went wrong ([`diagnostics`]), outputs ([`chrome`], [`summary`],
-//! [`export`], [`output`]) and, with `cuda`, the device edge ([`session`]).
+//! [`filter`], [`export`], [`output`]) and, with `cuda`, the device edge
+//! ([`session`]).
 //!
 //! [ktrace]: https://github.com/ktrace-rs/ktrace
 #![deny(missing_docs)]
@@ -184,7 +186,7 @@ pub mod decode;
 pub mod diagnostics;
 mod error;
 pub mod export;
-pub use export::{chrome, summary};
+pub use export::{chrome, filter, summary};
 pub mod fill;
 pub mod output;
 #[cfg(feature = "cuda")]
@@ -201,8 +203,12 @@ pub use chrome::ChromeOptions;
 pub use decode::{decode, DecodeOptions, DecodedLaunch, Decoder, WarpTrace};
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub use error::{Error, Result};
-pub use export::{export_launch, write_trace, ExportOptions, ExportReport, WrittenTrace};
+pub use export::{
+    export_launch, export_launch_with_progress, write_trace, ExportOptions, ExportProgress,
+    ExportReport, WrittenTrace,
+};
 pub use fill::{ring_fill, RingFill};
+pub use filter::{FilterError, LaunchFilter, SummaryScope, TraceFilter};
 pub use layout::KtraceArg;
 pub use regions::Regions;
 #[cfg(feature = "cuda")]

@@ -101,6 +101,7 @@ impl<'d> LaunchCollector<'d> {
             clock: ClockSummary::new(self.decoder.time_model(), &self.clock),
             diagnostics: diagnostics.to_json(DIAGNOSTICS_IN_FILES),
             per_block,
+            filter: None,
         };
         (summary, diagnostics)
     }

@@ -1,31 +1,33 @@
 //! Writing a launch's Chrome trace and summary files, streamed warp by warp
-//! and written atomically.
+//! and written atomically, whole or through a [`TraceFilter`].
 
 pub mod chrome;
 mod collect;
+pub mod filter;
 mod region_slots;
 pub mod summary;
 
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::capture::{DeviceInfo, LaunchCapture};
 use crate::decode::{DecodeOptions, Decoder, WarpTrace};
 use crate::diagnostics::Diagnostics;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fill::{ring_fill, RingFill};
 use crate::output::{summary_path, write_atomic};
 use crate::regions::Regions;
 use chrome::{ChromeOptions, ChromeWriter};
 use collect::LaunchCollector;
+use filter::{FilterError, LaunchFilter, SummaryScope, TraceFilter};
 use summary::{Summary, SummaryOptions};
 
 /// Diagnostic messages kept in output files (counts cover all of them).
 const DIAGNOSTICS_IN_FILES: usize = 200;
 
 /// Everything that shapes the output files.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExportOptions {
     /// Decoding choices (the nominal clock is taken from the device info
     /// when this leaves it 0).
@@ -34,9 +36,27 @@ pub struct ExportOptions {
     pub chrome: ChromeOptions,
     /// Summary choices.
     pub summary: SummaryOptions,
+    /// What the trace keeps of each launch (`None`: everything), and
+    /// whether the summary covers only that ([`TraceFilter::summary`]).
+    pub filter: Option<TraceFilter>,
 }
 
 impl ExportOptions {
+    /// The filter checked against a launch whose first event is at
+    /// `first_event_ps`; `None` without a filter.
+    pub fn filter_for(
+        &self,
+        dec: &Decoder<'_>,
+        device: &DeviceInfo,
+        regions: &Regions,
+        first_event_ps: i64,
+    ) -> std::result::Result<Option<LaunchFilter>, FilterError> {
+        self.filter
+            .as_ref()
+            .map(|f| f.for_launch(dec.shape(), device, regions, first_event_ps))
+            .transpose()
+    }
+
     /// The decoding options for a launch on `device`: the nominal clock is
     /// the device's when [`DecodeOptions::nominal_clock_khz`] is 0, and the
     /// layout version the device's.
@@ -61,6 +81,8 @@ pub struct ExportReport {
     pub events: u64,
     /// Warps decoded.
     pub warps: usize,
+    /// Warps written to the trace: all of them, or those the filter kept.
+    pub warps_written: usize,
     /// Everything that went wrong.
     pub diagnostics: Diagnostics,
     /// The summary as written.
@@ -76,10 +98,11 @@ fn other_data(
     diagnostics: &Diagnostics,
     events: u64,
     t0_ps: i64,
+    filter: Option<serde_json::Value>,
 ) -> serde_json::Value {
     let s = dec.shape();
     let (ratio, source) = dec.device_ratio();
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "tool": concat!("ktrace ", env!("CARGO_PKG_VERSION")),
         "launch": s.launch,
         "grid": s.grid,
@@ -102,11 +125,39 @@ fn other_data(
         "warps": dec.warp_count(),
         "events": events,
         "diagnostics": diagnostics.to_json(DIAGNOSTICS_IN_FILES),
-    })
+    });
+    if let Some(f) = filter {
+        v["filter"] = f;
+    }
+    v
+}
+
+/// A [`FilterError`] as this crate's error.
+fn config_error(e: FilterError) -> Error {
+    Error::Config(e.to_string())
+}
+
+/// A [`FilterError`] through a writer's `io::Error`.
+fn io_error(e: FilterError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, e)
+}
+
+/// The [`FilterError`] that [`write_trace`] returned inside an
+/// `io::Error` (and [`write_atomic`] wrapped with the file's name) as a
+/// configuration error; any other error as it is.
+fn unwrap_filter_error(e: Error) -> Error {
+    match e {
+        Error::Io { error, .. } if error.get_ref().is_some_and(|i| i.is::<FilterError>()) => {
+            Error::Config(error.to_string())
+        }
+        e => e,
+    }
 }
 
 /// Decodes a launch and computes its summary, writing nothing. The
-/// diagnostics are the ones [`write_trace`] reports for the same launch.
+/// diagnostics are the ones [`write_trace`] reports for the same launch;
+/// with a filter whose summary covers only what it keeps
+/// ([`SummaryScope::Kept`]), the summary is of that, as beside the trace.
 pub fn summarize_launch(
     launch: &LaunchCapture,
     device: &DeviceInfo,
@@ -114,11 +165,87 @@ pub fn summarize_launch(
     opts: &ExportOptions,
 ) -> Result<(Summary, Diagnostics)> {
     let dec = Decoder::new(&launch.raw, &launch.shape, &opts.decode_for(device))?;
-    let mut collector = LaunchCollector::new(&dec, regions, opts.summary);
+    let t0 = dec.first_event_of_launch().unwrap_or(0);
+    let filter = opts
+        .filter_for(&dec, device, regions, t0)
+        .map_err(config_error)?;
+    let mut pass = FilteredPass::new(filter, &dec, regions, opts);
     for w in dec.warps() {
-        collector.add_warp(&w);
+        pass.add_warp(&w);
     }
-    Ok(collector.finish(Path::new("")))
+    let (summary, diagnostics, _) = pass.finish(Path::new("")).map_err(config_error)?;
+    Ok((summary, diagnostics))
+}
+
+/// The pass over a launch's warps that [`write_trace`] and
+/// [`summarize_launch`] share: the filter applied to each warp, what it
+/// keeps handed to a writer, the summary fed with the whole warp or what
+/// was kept.
+struct FilteredPass<'d> {
+    filter: Option<LaunchFilter>,
+    collector: LaunchCollector<'d>,
+    /// The launch's last event, ps from the origin.
+    last_event: Option<i64>,
+    warps_kept: usize,
+}
+
+impl<'d> FilteredPass<'d> {
+    fn new(
+        filter: Option<LaunchFilter>,
+        dec: &'d Decoder<'d>,
+        regions: &Regions,
+        opts: &ExportOptions,
+    ) -> Self {
+        FilteredPass {
+            filter,
+            collector: LaunchCollector::new(dec, regions, opts.summary),
+            last_event: None,
+            warps_kept: 0,
+        }
+    }
+
+    /// Applies the filter to `warp`, adds the warp (or what was kept) to
+    /// the summary and returns what the trace is to hold, if anything.
+    fn add_warp<'w>(&mut self, warp: &'w WarpTrace) -> Option<Cow<'w, WarpTrace>> {
+        if let Some(e) = warp.events.last() {
+            self.last_event = Some(self.last_event.map_or(e.t_ps, |l| l.max(e.t_ps)));
+        }
+        let kept = match &self.filter {
+            None => Some(Cow::Borrowed(warp)),
+            Some(f) => f.apply(warp),
+        };
+        let scope = self
+            .filter
+            .as_ref()
+            .map_or(SummaryScope::Launch, |f| f.spec().summary);
+        match (scope, &kept) {
+            (SummaryScope::Launch, _) => self.collector.add_warp(warp),
+            (SummaryScope::Kept, Some(k)) => self.collector.add_warp(k),
+            (SummaryScope::Kept, None) => {}
+        }
+        self.warps_kept += usize::from(kept.is_some());
+        kept
+    }
+
+    /// The summary (recording the filter when it covers only what was
+    /// kept), the diagnostics and the filter's record for `otherData`;
+    /// fails when the window starts after the launch's last event.
+    fn finish(
+        self,
+        trace_name: &Path,
+    ) -> std::result::Result<(Summary, Diagnostics, Option<serde_json::Value>), FilterError> {
+        if let Some(f) = &self.filter {
+            f.check_end(self.last_event)?;
+        }
+        let record = self.filter.as_ref().map(|f| f.to_json(self.warps_kept));
+        let (mut summary, diagnostics) = self.collector.finish(trace_name);
+        if let Some(f) = &self.filter {
+            if f.spec().summary == SummaryScope::Kept {
+                summary.filter = record.clone();
+            }
+        }
+        Ok((summary, diagnostics, record))
+    }
 }
 
 /// A Chrome trace as [`write_trace`] wrote it, and the summary beside it.
@@ -126,6 +253,8 @@ pub fn summarize_launch(
 pub struct WrittenTrace {
     /// Trace events written (complete, instant or begin/end events).
     pub events: u64,
+    /// Warps written: all of them, or those the filter kept.
+    pub warps_written: usize,
     /// Everything that went wrong: the decoder's, every warp's, and one
     /// per region id of a decoded event that the table lacks, by id (the
     /// same as [`summarize_launch`] reports).
@@ -140,6 +269,14 @@ pub struct WrittenTrace {
 /// `warps` are the warps of `dec` in slot order: [`Decoder::warps`], which
 /// decodes one warp at a time, or the `warps` of [`Decoder::decode_all`].
 /// [`export_launch`] is this with a file for `w`.
+///
+/// With [`ExportOptions::filter`], the trace holds what the filter keeps
+/// ([`LaunchFilter::apply`]), `otherData.filter` records it, and the
+/// summary covers the whole launch or what was kept
+/// ([`TraceFilter::summary`]). A filter that does not fit the launch fails
+/// with an `io::Error` of kind `InvalidInput` holding the [`FilterError`]:
+/// before anything is written, or, for a window that starts after the
+/// launch's last event, once every warp has been written to `w`.
 pub fn write_trace<W: Write, T: Borrow<WarpTrace>>(
     dec: &Decoder<'_>,
     warps: impl IntoIterator<Item = T>,
@@ -150,25 +287,54 @@ pub fn write_trace<W: Write, T: Borrow<WarpTrace>>(
     w: W,
 ) -> io::Result<WrittenTrace> {
     let t0 = dec.first_event_of_launch().unwrap_or(0);
-    let mut collector = LaunchCollector::new(dec, regions, opts.summary);
+    let filter = opts
+        .filter_for(dec, device, regions, t0)
+        .map_err(io_error)?;
+    let mut pass = FilteredPass::new(filter, dec, regions, opts);
     let mut cw = ChromeWriter::begin(w, regions, opts.chrome, t0)?;
     for warp in warps {
-        let warp = warp.borrow();
-        cw.warp(warp)?;
-        collector.add_warp(warp);
+        if let Some(kept) = pass.add_warp(warp.borrow()) {
+            cw.warp(&kept)?;
+        }
     }
     let events = cw.events_written();
-    let (summary, diagnostics) = collector.finish(trace_name);
-    cw.finish(&other_data(dec, device, &summary, &diagnostics, events, t0))?;
+    let warps_written = pass.warps_kept;
+    let (summary, diagnostics, record) = pass.finish(trace_name).map_err(io_error)?;
+    cw.finish(&other_data(
+        dec,
+        device,
+        &summary,
+        &diagnostics,
+        events,
+        t0,
+        record,
+    ))?;
     Ok(WrittenTrace {
         events,
+        warps_written,
         diagnostics,
         summary,
     })
 }
 
+/// How far an export has come, as [`export_launch_with_progress`] reports
+/// it after each warp.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExportProgress {
+    /// Warps decoded so far.
+    pub warps_done: usize,
+    /// Warps in the launch.
+    pub warps: usize,
+    /// Events decoded so far.
+    pub events: u64,
+}
+
 /// Decodes a launch and writes its Chrome trace to `trace_path` and its
 /// summary beside it ([`summary_path`]), one warp at a time.
+///
+/// A filter ([`ExportOptions::filter`]) that does not fit the launch is an
+/// [`Error::Config`] with the [`FilterError`]'s message, and no file is
+/// written.
 pub fn export_launch(
     launch: &LaunchCapture,
     device: &DeviceInfo,
@@ -176,15 +342,44 @@ pub fn export_launch(
     trace_path: &Path,
     opts: &ExportOptions,
 ) -> Result<ExportReport> {
+    export_launch_with_progress(launch, device, regions, trace_path, opts, &mut |_| {})
+}
+
+/// [`export_launch`], calling `progress` after each warp.
+pub fn export_launch_with_progress(
+    launch: &LaunchCapture,
+    device: &DeviceInfo,
+    regions: &Regions,
+    trace_path: &Path,
+    opts: &ExportOptions,
+    progress: &mut dyn FnMut(&ExportProgress),
+) -> Result<ExportReport> {
     let dec = Decoder::new(&launch.raw, &launch.shape, &opts.decode_for(device))?;
+    if opts.filter.is_some() {
+        // The checks that need no decoding, before the file is created.
+        let t0 = dec.first_event_of_launch().unwrap_or(0);
+        opts.filter_for(&dec, device, regions, t0)
+            .map_err(config_error)?;
+    }
     let fill = ring_fill(&launch.raw, &launch.shape)?;
+    let mut done = ExportProgress {
+        warps: dec.warp_count(),
+        ..ExportProgress::default()
+    };
+    let warps = dec.warps().inspect(|w| {
+        done.warps_done += 1;
+        done.events += w.events.len() as u64;
+        progress(&done);
+    });
     let WrittenTrace {
         events,
+        warps_written,
         diagnostics,
         summary,
     } = write_atomic(trace_path, |w| {
-        write_trace(&dec, dec.warps(), device, regions, opts, trace_path, w)
-    })?;
+        write_trace(&dec, warps, device, regions, opts, trace_path, w)
+    })
+    .map_err(unwrap_filter_error)?;
     let summary_path = summary_path(trace_path);
     write_atomic(&summary_path, |w| {
         serde_json::to_writer_pretty(&mut *w, &summary).map_err(io::Error::other)?;
@@ -195,8 +390,53 @@ pub fn export_launch(
         summary_path,
         events,
         warps: dec.warp_count(),
+        warps_written,
         diagnostics,
         summary,
         fill,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_is_reported_after_each_warp() {
+        let cap = crate::synth::sample_capture();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        let mut seen = Vec::new();
+        let report = export_launch_with_progress(
+            &cap.launches[0],
+            &cap.device,
+            &cap.regions,
+            &path,
+            &ExportOptions::default(),
+            &mut |p| seen.push(*p),
+        )
+        .unwrap();
+        let dec = Decoder::new(
+            &cap.launches[0].raw,
+            &cap.launches[0].shape,
+            &ExportOptions::default().decode_for(&cap.device),
+        )
+        .unwrap();
+        let mut events = 0;
+        let expected: Vec<ExportProgress> = dec
+            .warps()
+            .enumerate()
+            .map(|(i, w)| {
+                events += w.events.len() as u64;
+                ExportProgress {
+                    warps_done: i + 1,
+                    warps: 5,
+                    events,
+                }
+            })
+            .collect();
+        assert_eq!(seen, expected);
+        assert_eq!(report.warps, 5);
+        assert!(events > report.events, "{events} {}", report.events);
+    }
 }

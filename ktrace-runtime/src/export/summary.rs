@@ -184,6 +184,11 @@ pub struct Summary {
     /// Per-block breakdown, when asked for.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub per_block: Option<Vec<BlockBreakdown>>,
+    /// The filter applied, when the summary covers only what it kept
+    /// ([`SummaryScope::Kept`](super::filter::SummaryScope::Kept)); absent
+    /// when the summary covers the whole launch.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub filter: Option<serde_json::Value>,
 }
 
 fn micros() -> String {
