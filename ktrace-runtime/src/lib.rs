@@ -200,7 +200,10 @@ pub use chrome::ChromeOptions;
 pub use decode::{decode, DecodeOptions, DecodedLaunch, Decoder, WarpTrace};
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub use error::{Error, Result};
-pub use export::{export_launch, write_trace, ExportOptions, ExportReport, WrittenTrace};
+pub use export::perfetto::{HostClocks, LaunchGroup, PerfettoOptions, PerfettoWriter};
+pub use export::{
+    export_launch, export_perfetto, write_trace, ExportOptions, ExportReport, WrittenTrace,
+};
 pub use fill::{ring_fill, RingFill};
 pub use layout::KtraceArg;
 pub use regions::Regions;

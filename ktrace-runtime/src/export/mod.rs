@@ -1,8 +1,11 @@
-//! Writing a launch's Chrome trace and summary files, streamed warp by warp
-//! and written atomically.
+//! Writing a launch's Chrome trace and summary files, or a capture's
+//! launches into one Perfetto trace (`.pftrace`) with a summary per launch,
+//! streamed warp by warp and written atomically.
 
 pub mod chrome;
 mod collect;
+pub mod perfetto;
+pub mod perfetto_proto;
 mod region_slots;
 pub mod summary;
 
@@ -15,10 +18,11 @@ use crate::decode::{DecodeOptions, Decoder, WarpTrace};
 use crate::diagnostics::Diagnostics;
 use crate::error::Result;
 use crate::fill::{ring_fill, RingFill};
-use crate::output::{summary_path, write_atomic};
+use crate::output::{launch_trace_path, summary_path, write_atomic};
 use crate::regions::Regions;
 use chrome::{ChromeOptions, ChromeWriter};
 use collect::LaunchCollector;
+use perfetto::{LaunchGroup, PerfettoOptions, PerfettoWriter};
 use summary::{Summary, SummaryOptions};
 
 /// Diagnostic messages kept in output files (counts cover all of them).
@@ -53,11 +57,13 @@ impl ExportOptions {
 /// What an export wrote.
 #[derive(Clone, Debug)]
 pub struct ExportReport {
-    /// The Chrome trace file.
+    /// The trace file: the launch's Chrome trace, or the `.pftrace` that
+    /// [`export_perfetto`] writes every launch into.
     pub trace_path: PathBuf,
     /// The summary file.
     pub summary_path: PathBuf,
-    /// Trace events written (complete, instant or begin/end events).
+    /// Trace events written (complete, instant or begin/end events; for
+    /// the Perfetto trace, the launch's spans and marks).
     pub events: u64,
     /// Warps decoded.
     pub warps: usize,
@@ -199,4 +205,98 @@ pub fn export_launch(
         summary,
         fill,
     })
+}
+
+/// Whether `path` names a Perfetto trace: it ends in `.pftrace` or
+/// `.perfetto-trace`.
+pub fn is_perfetto_path(path: &Path) -> bool {
+    perfetto_stem(path).is_some()
+}
+
+/// `path` without its `.pftrace` or `.perfetto-trace` ending.
+fn perfetto_stem(path: &Path) -> Option<String> {
+    let s = path.as_os_str().to_string_lossy();
+    [".pftrace", ".perfetto-trace"]
+        .iter()
+        .find_map(|ext| s.strip_suffix(ext).map(str::to_owned))
+}
+
+/// The summary of launch `launch` in the Perfetto trace `trace`: the name
+/// the Chrome export would give it for the same name ending in `.json`
+/// instead (`out_summary.json` for launch 0 or a trace of one launch,
+/// `out_launch3_summary.json` for launch 3 of `out.pftrace`).
+pub fn perfetto_summary_path(trace: &Path, launch: u32, only_launch: bool) -> PathBuf {
+    let s = trace.as_os_str().to_string_lossy();
+    let json = PathBuf::from(format!(
+        "{}.json",
+        perfetto_stem(trace).unwrap_or_else(|| s.into_owned())
+    ));
+    if only_launch {
+        summary_path(&json)
+    } else {
+        summary_path(&launch_trace_path(&json, launch))
+    }
+}
+
+/// Decodes `launches` and writes them all into one Perfetto trace at
+/// `trace_path` (see [`perfetto`]), one warp at a time, and each launch's
+/// summary beside it ([`perfetto_summary_path`]: one file per launch, each
+/// as [`export_launch`] writes it, naming the `.pftrace` as its trace).
+///
+/// Returns one report per launch, in order; their `trace_path` is the
+/// shared file and `events` counts the launch's spans and marks (what the
+/// Chrome trace holds). `opts.chrome` plays no part.
+pub fn export_perfetto(
+    launches: &[(&LaunchCapture, LaunchGroup)],
+    device: &DeviceInfo,
+    regions: &Regions,
+    trace_path: &Path,
+    opts: &ExportOptions,
+    perfetto: &PerfettoOptions,
+) -> Result<Vec<ExportReport>> {
+    let decode = opts.decode_for(device);
+    let mut decoders = Vec::with_capacity(launches.len());
+    let mut fills = Vec::with_capacity(launches.len());
+    for (l, _) in launches {
+        decoders.push(Decoder::new(&l.raw, &l.shape, &decode)?);
+        fills.push(ring_fill(&l.raw, &l.shape)?);
+    }
+    let written = write_atomic(trace_path, |w| {
+        let mut pw = PerfettoWriter::begin(w, *perfetto)?;
+        let mut out = Vec::with_capacity(launches.len());
+        for (dec, (_, group)) in decoders.iter().zip(launches) {
+            pw.launch(group, dec, regions)?;
+            let before = pw.events_written();
+            let mut collector = LaunchCollector::new(dec, regions, opts.summary);
+            for warp in dec.warps() {
+                pw.warp(&warp)?;
+                collector.add_warp(&warp);
+            }
+            let (summary, diagnostics) = collector.finish(trace_path);
+            out.push((pw.events_written() - before, summary, diagnostics));
+        }
+        pw.finish()?;
+        Ok(out)
+    })?;
+    let only = launches.len() == 1;
+    let mut reports = Vec::with_capacity(launches.len());
+    for (((events, summary, diagnostics), dec), fill) in
+        written.into_iter().zip(&decoders).zip(fills)
+    {
+        let summary_path = perfetto_summary_path(trace_path, dec.shape().launch, only);
+        write_atomic(&summary_path, |w| {
+            serde_json::to_writer_pretty(&mut *w, &summary).map_err(io::Error::other)?;
+            w.write_all(b"\n")
+        })?;
+        reports.push(ExportReport {
+            trace_path: trace_path.to_path_buf(),
+            summary_path,
+            events,
+            warps: dec.warp_count(),
+            diagnostics,
+            summary,
+            fill,
+        });
+    }
+    Ok(reports)
 }
