@@ -1,7 +1,8 @@
 //! `ktrace`: reads capture files (`.ktrace`) written by ktrace-runtime.
 //!
 //! - `ktrace export CAPTURE [-o OUT.json]`: Chrome trace JSON (open it in
-//!   ui.perfetto.dev) and the summary beside it.
+//!   ui.perfetto.dev) and the summary beside it; `-o OUT.pftrace` (or
+//!   `--format perfetto`): Perfetto's own format, every launch in one file.
 //! - `ktrace summary CAPTURE`: a table of region statistics.
 //! - `ktrace diff A B`: region statistics of two captures side by side.
 
@@ -9,12 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use ktrace_runtime::export::summarize_launch;
+use ktrace_runtime::export::{is_perfetto_path, summarize_launch};
 use ktrace_runtime::output::launch_trace_path;
 use ktrace_runtime::summary::RegionStats;
 use ktrace_runtime::{
-    export_launch, ring_fill, Breakdown, Capture, ChromeOptions, ExportOptions, LaunchCapture,
-    Summary, SummaryOptions,
+    export_launch, export_perfetto, ring_fill, Breakdown, Capture, ChromeOptions, ExportOptions,
+    ExportReport, LaunchCapture, LaunchGroup, PerfettoOptions, Summary, SummaryOptions,
 };
 
 #[derive(Parser, Debug)]
@@ -30,21 +31,32 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Write the Chrome trace JSON and the summary of a capture.
+    /// Write the trace (Chrome JSON or Perfetto) and the summary of a capture.
     Export {
         /// The capture file (.ktrace).
         capture: PathBuf,
         /// The trace file; the summary goes beside it (NAME_summary.json).
-        /// Default: the capture's name with .json. Launches after the first
-        /// go to NAME_launchN.json unless --launch picks one.
+        /// Default: the capture's name with .json (.pftrace for --format
+        /// perfetto). A name ending in .pftrace or .perfetto-trace asks for
+        /// the Perfetto format. Chrome: launches after the first go to
+        /// NAME_launchN.json unless --launch picks one. Perfetto: every
+        /// launch goes into the one file, with NAME_launchN_summary.json.
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// One process per SM instead of one per block.
+        /// The trace format: chrome (JSON) or perfetto (.pftrace). Default:
+        /// from the output's name, else chrome.
+        #[arg(long, value_enum)]
+        format: Option<FormatArg>,
+        /// Chrome: one process per SM instead of one per block.
         #[arg(long)]
         by_sm: bool,
-        /// Raw begin/end events instead of complete events.
+        /// Chrome: raw begin/end events instead of complete events.
         #[arg(long)]
         raw_events: bool,
+        /// Perfetto: sm, block, warp and region as arguments of every slice
+        /// and instant (a larger file; the tracks already say them).
+        #[arg(long)]
+        args: bool,
         /// Export only this launch.
         #[arg(long)]
         launch: Option<u32>,
@@ -72,6 +84,14 @@ enum Command {
     },
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum FormatArg {
+    /// Chrome trace event JSON.
+    Chrome,
+    /// Perfetto's protobuf trace (.pftrace).
+    Perfetto,
+}
+
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum BreakdownArg {
     None,
@@ -91,6 +111,9 @@ enum CliError {
         /// The capture file.
         path: PathBuf,
     },
+    /// Options that do not go together.
+    #[error("{0}")]
+    Usage(String),
 }
 
 fn main() -> ExitCode {
@@ -126,13 +149,27 @@ fn run(cmd: Command) -> Result<(), CliError> {
         Command::Export {
             capture,
             output,
+            format,
             by_sm,
             raw_events,
+            args,
             launch,
             breakdown,
         } => {
+            let format = trace_format(output.as_deref(), format)?;
+            if format == FormatArg::Perfetto && (by_sm || raw_events) {
+                return Err(CliError::Usage(
+                    "--by-sm and --raw-events shape the Chrome trace; the Perfetto trace always \
+                     nests device, launch, SM, block and warp tracks and writes spans and marks"
+                        .into(),
+                ));
+            }
+            if format == FormatArg::Chrome && args {
+                return Err(CliError::Usage(
+                    "--args is for the Perfetto format (the Chrome trace always has them)".into(),
+                ));
+            }
             let cap = read(&capture)?;
-            let base = output.unwrap_or_else(|| capture.with_extension("json"));
             let opts = ExportOptions {
                 chrome: ChromeOptions { by_sm, raw_events },
                 summary: SummaryOptions {
@@ -145,25 +182,63 @@ fn run(cmd: Command) -> Result<(), CliError> {
                 },
                 ..ExportOptions::default()
             };
-            for l in pick(&cap, launch)? {
-                let path = if launch.is_some() {
-                    base.clone()
+            let reports = if format == FormatArg::Perfetto {
+                let path = output.unwrap_or_else(|| capture.with_extension("pftrace"));
+                let device = if cap.device.name.is_empty() {
+                    "GPU".to_string()
                 } else {
-                    launch_trace_path(&base, l.shape.launch)
+                    format!("GPU: {}", cap.device.name)
                 };
-                let r = export_launch(l, &cap.device, &cap.regions, &path, &opts)?;
-                let warn = match r.diagnostics.len() {
-                    0 => String::new(),
-                    n => format!(", {n} warnings (see otherData.diagnostics)"),
+                let launches: Vec<(&LaunchCapture, LaunchGroup)> = pick(&cap, launch)?
+                    .into_iter()
+                    .map(|l| {
+                        let s = &l.shape;
+                        let title = format!(
+                            "launch {}: grid {}x{}x{}, block {}x{}x{}",
+                            s.launch,
+                            s.grid[0],
+                            s.grid[1],
+                            s.grid[2],
+                            s.block[0],
+                            s.block[1],
+                            s.block[2]
+                        );
+                        let group = LaunchGroup {
+                            title,
+                            device: device.clone(),
+                            offset_ns: 0,
+                            host_span_ns: None,
+                        };
+                        (l, group)
+                    })
+                    .collect();
+                let perfetto = PerfettoOptions {
+                    host_clocks: None,
+                    args,
                 };
-                println!(
-                    "launch {}: {} events from {} warps -> {} and {}{warn}",
-                    l.shape.launch,
-                    r.events,
-                    r.warps,
-                    r.trace_path.display(),
-                    r.summary_path.display()
-                );
+                export_perfetto(
+                    &launches,
+                    &cap.device,
+                    &cap.regions,
+                    &path,
+                    &opts,
+                    &perfetto,
+                )?
+            } else {
+                let base = output.unwrap_or_else(|| capture.with_extension("json"));
+                let mut reports = Vec::new();
+                for l in pick(&cap, launch)? {
+                    let path = if launch.is_some() {
+                        base.clone()
+                    } else {
+                        launch_trace_path(&base, l.shape.launch)
+                    };
+                    reports.push(export_launch(l, &cap.device, &cap.regions, &path, &opts)?);
+                }
+                reports
+            };
+            for r in &reports {
+                print_export(r, format);
             }
             Ok(())
         }
@@ -191,6 +266,55 @@ fn run(cmd: Command) -> Result<(), CliError> {
             Ok(())
         }
     }
+}
+
+/// The trace format asked for: `--format`, else the output's name. A name
+/// that says one format and a `--format` that says the other is an error.
+fn trace_format(output: Option<&Path>, format: Option<FormatArg>) -> Result<FormatArg, CliError> {
+    let by_name = output.and_then(|p| {
+        if is_perfetto_path(p) {
+            Some(FormatArg::Perfetto)
+        } else if p.extension().is_some_and(|e| e == "json") {
+            Some(FormatArg::Chrome)
+        } else {
+            None
+        }
+    });
+    match (format, by_name) {
+        (Some(f), Some(n)) if f != n => Err(CliError::Usage(format!(
+            "{} names a {} trace but --format {} was asked",
+            output.map(|p| p.display().to_string()).unwrap_or_default(),
+            if n == FormatArg::Perfetto {
+                "Perfetto"
+            } else {
+                "Chrome JSON"
+            },
+            if f == FormatArg::Perfetto {
+                "perfetto"
+            } else {
+                "chrome"
+            },
+        ))),
+        (Some(f), _) | (None, Some(f)) => Ok(f),
+        (None, None) => Ok(FormatArg::Chrome),
+    }
+}
+
+/// One line per exported launch.
+fn print_export(r: &ExportReport, format: FormatArg) {
+    let warn = match (r.diagnostics.len(), format) {
+        (0, _) => String::new(),
+        (n, FormatArg::Chrome) => format!(", {n} warnings (see otherData.diagnostics)"),
+        (n, FormatArg::Perfetto) => format!(", {n} warnings (see the summary's diagnostics)"),
+    };
+    println!(
+        "launch {}: {} events from {} warps -> {} and {}{warn}",
+        r.summary.launch,
+        r.events,
+        r.warps,
+        r.trace_path.display(),
+        r.summary_path.display()
+    );
 }
 
 fn summary_of(cap: &Capture, launch: u32) -> Result<Summary, CliError> {
