@@ -467,6 +467,17 @@ impl<W: Write> PerfettoWriter<W> {
     /// The slot of `region`, its name cached.
     #[inline]
     fn slot(&mut self, region: u16) -> u32 {
+        let i = usize::from(region);
+        if self.names.get(i).is_some_and(|n| n.is_some()) && self.slots.is_direct(region) {
+            return i as u32;
+        }
+        self.new_slot(region)
+    }
+
+    /// [`PerfettoWriter::slot`] the first time a region is seen, and for
+    /// ids outside the table.
+    #[cold]
+    fn new_slot(&mut self, region: u16) -> u32 {
         let i = self.slots.index(region);
         if i >= self.names.len() {
             self.names.resize(i + 1, None);
@@ -655,6 +666,95 @@ impl<W: Write> PerfettoWriter<W> {
     /// Lays out the warp's spans on tracks (lane 0: the warp's own) and
     /// merges in its marks: `self.evs` in output order.
     fn plan(&mut self, warp: &WarpTrace) {
+        if nest(&warp.spans, &mut self.lanes) {
+            self.plan_one_track(warp);
+        } else {
+            self.plan_overlaps(warp);
+        }
+    }
+
+    /// [`PerfettoWriter::plan`] for a warp whose spans all nest on its own
+    /// track: one pass over spans and marks.
+    fn plan_one_track(&mut self, warp: &WarpTrace) {
+        let mut evs = std::mem::take(&mut self.evs);
+        let mut stack = std::mem::take(&mut self.lanes[0]);
+        evs.clear();
+        stack.clear();
+        let mut marks = warp.marks().peekable();
+        // Marks go after the slice events at their time (see plan_overlaps).
+        macro_rules! marks_before {
+            ($t:expr) => {
+                while let Some(m) = marks.next_if(|m| m.t_ps < $t) {
+                    let slot = self.slot(m.region);
+                    evs.push(Ev {
+                        t: m.t_ps,
+                        slot,
+                        kind: INSTANT,
+                        lane: 0,
+                    });
+                }
+            };
+        }
+        for s in &warp.spans {
+            while let Some(&(e, slot)) = stack.last() {
+                if e > s.start_ps {
+                    break;
+                }
+                marks_before!(e);
+                evs.push(Ev {
+                    t: e,
+                    slot,
+                    kind: SLICE_END,
+                    lane: 0,
+                });
+                stack.pop();
+            }
+            marks_before!(s.start_ps);
+            let slot = self.slot(s.region);
+            evs.push(Ev {
+                t: s.start_ps,
+                slot,
+                kind: SLICE_BEGIN,
+                lane: 0,
+            });
+            stack.push((s.end_ps.max(s.start_ps), slot));
+        }
+        while let Some((e, slot)) = stack.pop() {
+            marks_before!(e);
+            evs.push(Ev {
+                t: e,
+                slot,
+                kind: SLICE_END,
+                lane: 0,
+            });
+        }
+        marks_before!(i64::MAX);
+        if let Some(m) = marks.next() {
+            // A mark at i64::MAX ps.
+            let slot = self.slot(m.region);
+            evs.push(Ev {
+                t: m.t_ps,
+                slot,
+                kind: INSTANT,
+                lane: 0,
+            });
+            for m in marks {
+                let slot = self.slot(m.region);
+                evs.push(Ev {
+                    t: m.t_ps,
+                    slot,
+                    kind: INSTANT,
+                    lane: 0,
+                });
+            }
+        }
+        self.evs = evs;
+        self.lanes[0] = stack;
+    }
+
+    /// [`PerfettoWriter::plan`] for a warp with spans that overlap without
+    /// nesting: each goes on the first track where it nests.
+    fn plan_overlaps(&mut self, warp: &WarpTrace) {
         let mut evs = std::mem::take(&mut self.evs);
         let mut lanes = std::mem::take(&mut self.lanes);
         evs.clear();
@@ -796,6 +896,27 @@ impl<W: Write> PerfettoWriter<W> {
     }
 }
 
+/// Whether `spans` (by start, outer first) all nest in one another or
+/// follow one another; `lanes[0]` is scratch (made to exist).
+fn nest(spans: &[crate::decode::Span], lanes: &mut Vec<Vec<(i64, u32)>>) -> bool {
+    if lanes.is_empty() {
+        lanes.push(Vec::new());
+    }
+    let stack = &mut lanes[0];
+    stack.clear();
+    for s in spans {
+        let end = s.end_ps.max(s.start_ps);
+        while stack.last().is_some_and(|&(e, _)| e <= s.start_ps) {
+            stack.pop();
+        }
+        if stack.last().is_some_and(|&(e, _)| e < end) {
+            return false;
+        }
+        stack.push((end, 0));
+    }
+    true
+}
+
 /// The fields of one event packet.
 struct EventFields<'a> {
     /// Nanoseconds since the sequence's previous event.
@@ -855,7 +976,7 @@ fn encode_event(out: &mut Vec<u8>, f: EventFields<'_>) {
 /// [`encode_event`] for an event without annotations or interned data,
 /// whose packet is at most 45 bytes: written at the start of `b`, its two
 /// lengths patched in at the end. Returns its length.
-#[inline]
+#[inline(always)]
 fn encode_small_event(
     b: &mut [u8; SLACK],
     delta: u64,
@@ -1167,7 +1288,7 @@ mod tests {
     /// marks at span boundaries, an unmatched begin and an unmatched end,
     /// odd cycle counts (half nanoseconds at 2 GHz), and warps on two SMs.
     fn tricky_launch() -> LaunchCapture {
-        SynthLaunch::all_traced(2, 64, 64)
+        SynthLaunch::all_traced(3, 64, 64)
             .with(
                 SynthWarp::new(0, 0)
                     .begin(100, 1)
@@ -1201,6 +1322,25 @@ mod tests {
             )
             .with(SynthWarp::new(1, 0).sm(7).span(10, 20, 1).flush_at(100))
             .with(SynthWarp::new(1, 1).sm(7).flush_at(100))
+            // Nested and consecutive spans only, marks at their edges.
+            .with(
+                SynthWarp::new(2, 0)
+                    .sm(7)
+                    .mark(5, 5)
+                    .begin(10, 1)
+                    .mark(10, 5)
+                    .begin(10, 2)
+                    .end(20, 2)
+                    .mark(20, 5)
+                    .begin(20, 3)
+                    .end(31, 3)
+                    .end(40, 1)
+                    .mark(40, 5)
+                    .begin(40, 4)
+                    .end(40, 4)
+                    .mark(90, 5)
+                    .flush_at(100),
+            )
             .into_capture()
     }
 
@@ -1335,6 +1475,21 @@ mod tests {
                     (((0, 0, 1), 2), "c"),
                     (((0, 0, 1), 3), "d"),
                 ]
+            );
+            // Marks follow the slice events at their time: inside a span
+            // that begins then, after one that ends then.
+            let order: Vec<String> = events
+                .iter()
+                .filter(|e| warp_of(e.track).0 == (7, 2, 0))
+                .map(|e| match e.kind {
+                    1 => format!("B {}", e.name.as_deref().unwrap()),
+                    2 => "E".to_string(),
+                    _ => "I".to_string(),
+                })
+                .collect();
+            assert_eq!(
+                order,
+                ["I", "B a", "B b", "I", "E", "B c", "I", "E", "E", "B d", "E", "I", "I"]
             );
             // Half nanoseconds round up: c over 150..190 and 151..181
             // cycles is 75..95 and 75.5..90.5 ns after open.
