@@ -457,7 +457,9 @@ impl<W: Write> PerfettoWriter<W> {
         self.seq = seq_saved;
         self.launch = Some(LaunchState {
             uuid,
-            base_ns: (origin as i64).saturating_add(group.offset_ns),
+            base_ns: i64::try_from(origin)
+                .unwrap_or(i64::MAX)
+                .saturating_add(group.offset_ns),
             sms: HashSet::new(),
             blocks: HashSet::new(),
         });
