@@ -159,6 +159,7 @@
 //! decode/   ring.rs calibrate.rs spans.rs mod.rs        raw buffer -> per-warp timelines
 //! fill.rs                                               raw buffer -> how full the rings were
 //! export/   collect.rs chrome.rs summary.rs mod.rs      timelines -> Chrome trace and summary, one pass
+//!           perfetto.rs perfetto_proto.rs              timelines -> Perfetto trace (.pftrace)
 //! output.rs                                             output file names, atomic writes
 //! session/  mod.rs config.rs device.rs (feature `cuda`) the device edge
 //! switch.rs diagnostics.rs error.rs                     tracing on/off, what went wrong
@@ -170,7 +171,8 @@
 //! ([`fill`]), region names
 //! ([`regions`]), capture files ([`capture`]), decoding ([`mod@decode`]),
 //! what went wrong ([`diagnostics`]), outputs ([`chrome`], [`summary`],
-//! [`export`], [`output`]) and, with `cuda`, the device edge ([`session`]).
+//! [`export`] with [`export::perfetto`], [`output`]) and, with `cuda`, the
+//! device edge ([`session`]).
 //!
 //! [ktrace]: https://github.com/ktrace-rs/ktrace
 #![deny(missing_docs)]
