@@ -1757,6 +1757,23 @@ mod tests {
         }
     }
 
+    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+    #[test]
+    fn host_clocks_are_read_together() {
+        let a = HostClocks::now().expect("clock_gettime works on Linux");
+        let b = HostClocks::now().expect("clock_gettime works on Linux");
+        // Realtime is Unix time (after 2020); boottime counts at least what
+        // monotonic does (it adds suspended time), read a moment earlier.
+        assert!(a.realtime_ns > 1_577_836_800_000_000_000);
+        assert!(a.boottime_ns + 1_000_000 >= a.monotonic_ns);
+        // Read again, every clock moved forward by about the same amount.
+        let d = |x: u64, y: u64| y.wrapping_sub(x) as i64;
+        assert!(d(a.boottime_ns, b.boottime_ns) >= 0);
+        assert!(d(a.monotonic_ns, b.monotonic_ns) >= 0);
+        let skew = d(a.realtime_ns, b.realtime_ns) - d(a.boottime_ns, b.boottime_ns);
+        assert!(skew.abs() < 50_000_000, "{a:?} {b:?}");
+    }
+
     #[test]
     fn times_round_to_the_nearest_nanosecond_halves_up() {
         assert_eq!(ns_at(1000, 0), 1000);
