@@ -2,7 +2,9 @@
 # The project's test command: installs the CUDA toolchain when missing
 # (scripts/setup-cuda.sh), then checks formatting, lints (also of
 # ktrace-runtime without its cuda feature), that the CLI and the fuzz targets
-# do not pull in cudarc, and runs every test.
+# do not pull in cudarc, runs every test, and checks the Perfetto export
+# against the Chrome export with Perfetto's own schema (a Python venv in
+# .venv-check/).
 # No GPU is needed; tests that need one print why they were skipped.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -47,6 +49,23 @@ else
 fi
 echo "== cargo test"
 cargo test --workspace --all-features
+echo "== .pftrace against the Chrome trace, decoded with Perfetto's own schema"
+# A venv with the PyPI perfetto package (its perfetto_trace_pb2) and
+# protobuf, created once in the git-ignored .venv-check/ and reused.
+venv=.venv-check
+if ! "$venv/bin/python" -c 'from perfetto.protos.perfetto.trace import perfetto_trace_pb2' 2>/dev/null; then
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet 'perfetto==0.59.*' 'protobuf>=6.31.1,<8'
+fi
+cargo build --quiet -p ktrace-cli
+cargo build --quiet -p ktrace-runtime --no-default-features --example synth_capture
+synth=target/check-pftrace/synth.ktrace
+mkdir -p target/check-pftrace
+target/debug/examples/synth_capture "$synth" >/dev/null
+"$venv/bin/python" scripts/check-pftrace.py --ktrace target/debug/ktrace \
+    --ping-pong tests/data/h200_two_gpus_gpu0.ktrace tests/data/h200_two_gpus_gpu1.ktrace \
+    tests/data/h200_gemm2048_anchors.ktrace tests/data/h200_gemm2048.ktrace "$synth"
 echo "== cargo package (each publishable crate packs and builds on its own)"
 cargo package -p ktrace-build -p ktrace-runtime -p ktrace-cli --allow-dirty --quiet
 echo "== the README's crate, built from the README's code blocks"

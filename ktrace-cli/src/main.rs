@@ -1,8 +1,12 @@
 //! `ktrace`: reads capture files (`.ktrace`) written by ktrace-runtime.
 //!
 //! - `ktrace export CAPTURE [-o OUT.json]`: Chrome trace JSON (open it in
-//!   ui.perfetto.dev) and the summary beside it; `--time`, `--blocks`,
-//!   `--sms`, `--warps` and `--regions` keep part of it.
+//!   ui.perfetto.dev) and the summary beside it; `-o OUT.pftrace` (or
+//!   `--format perfetto`): Perfetto's own format, every launch in one file;
+//!   `--time`, `--blocks`, `--sms`, `--warps` and `--regions` keep part of
+//!   it.
+//! - `ktrace merge A.ktrace B.ktrace ... -o all.pftrace`: the launches of
+//!   several captures (processes, GPUs) on one timeline.
 //! - `ktrace summary CAPTURE`: a table of region statistics.
 //! - `ktrace diff A B`: region statistics of two captures side by side.
 
@@ -12,12 +16,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use ktrace_runtime::export::summarize_launch;
+use ktrace_runtime::export::{is_perfetto_path, summarize_launch};
 use ktrace_runtime::output::launch_trace_path;
 use ktrace_runtime::summary::RegionStats;
+use ktrace_runtime::timeline::{place, Axis, HostAxis};
 use ktrace_runtime::{
-    export_launch_with_progress, ring_fill, Breakdown, Capture, ChromeOptions, ExportOptions,
-    FilterError, LaunchCapture, Summary, SummaryOptions, SummaryScope, TraceFilter,
+    export_launch_with_progress, export_perfetto, ring_fill, Breakdown, Capture, ChromeOptions,
+    ExportOptions, ExportReport, FilterError, HostClocks, LaunchCapture, PerfettoOptions, Summary,
+    SummaryOptions, SummaryScope, TimelineLaunch, TraceFilter,
 };
 use progress::ProgressLine;
 
@@ -34,7 +40,7 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Write the Chrome trace JSON and the summary of a capture.
+    /// Write the trace (Chrome JSON or Perfetto) and the summary of a capture.
     ///
     /// --time, --blocks, --sms, --warps and --regions keep part of each
     /// launch in the trace: the warps in all the lists given, and of those
@@ -44,6 +50,10 @@ enum Command {
     /// unless --filter-summary is given; otherData.filter in the trace
     /// records the filter.
     ///
+    /// A Perfetto trace puts the launches on the host's CLOCK_REALTIME
+    /// when the capture holds clock syncs (captures of format 2 from a
+    /// TraceSession), with each launch's host enqueue-to-completion span.
+    ///
     /// A progress line appears on stderr when an export runs for more than
     /// a second and stderr is a terminal.
     #[command(verbatim_doc_comment)]
@@ -51,16 +61,27 @@ enum Command {
         /// The capture file (.ktrace).
         capture: PathBuf,
         /// The trace file; the summary goes beside it (NAME_summary.json).
-        /// Default: the capture's name with .json. Launches after the first
-        /// go to NAME_launchN.json unless --launch picks one.
+        /// Default: the capture's name with .json (.pftrace for --format
+        /// perfetto). A name ending in .pftrace or .perfetto-trace asks for
+        /// the Perfetto format. Chrome: launches after the first go to
+        /// NAME_launchN.json unless --launch picks one. Perfetto: every
+        /// launch goes into the one file, with NAME_launchN_summary.json.
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// One process per SM instead of one per block.
+        /// The trace format: chrome (JSON) or perfetto (.pftrace). Default:
+        /// from the output's name, else chrome.
+        #[arg(long, value_enum)]
+        format: Option<FormatArg>,
+        /// Chrome: one process per SM instead of one per block.
         #[arg(long)]
         by_sm: bool,
-        /// Raw begin/end events instead of complete events.
+        /// Chrome: raw begin/end events instead of complete events.
         #[arg(long)]
         raw_events: bool,
+        /// Perfetto: sm, block, warp and region as arguments of every slice
+        /// and instant (a larger file; the tracks already say them).
+        #[arg(long)]
+        args: bool,
         /// Export only this launch.
         #[arg(long)]
         launch: Option<u32>,
@@ -92,6 +113,30 @@ enum Command {
         #[arg(long)]
         filter_summary: bool,
     },
+    /// Put the launches of several captures (other processes, other GPUs)
+    /// on one timeline, in one Perfetto trace.
+    ///
+    /// Each capture's %globaltimer is placed on the host's CLOCK_REALTIME
+    /// through its clock syncs (interpolated between them), so events of
+    /// different GPUs line up; each launch is a group under its GPU with
+    /// its kernel name and its host enqueue-to-completion span. Captures
+    /// without clock syncs can be merged only when all come from one GPU
+    /// (same UUID): then the raw %globaltimer is the axis.
+    #[command(verbatim_doc_comment)]
+    Merge {
+        /// The capture files (.ktrace).
+        #[arg(required = true, num_args = 1..)]
+        captures: Vec<PathBuf>,
+        /// The Perfetto trace to write (.pftrace); a summary per launch goes
+        /// beside it (NAME_partK_summary.json, K counting the launches of the
+        /// file from 0).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// sm, block, warp and region as arguments of every slice and
+        /// instant.
+        #[arg(long)]
+        args: bool,
+    },
     /// Print region statistics of a capture.
     Summary {
         /// The capture file (.ktrace).
@@ -110,6 +155,14 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         launch: u32,
     },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum FormatArg {
+    /// Chrome trace event JSON.
+    Chrome,
+    /// Perfetto's protobuf trace (.pftrace).
+    Perfetto,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -142,6 +195,9 @@ enum CliError {
         /// Why.
         error: ktrace_runtime::Error,
     },
+    /// Options that do not go together.
+    #[error("{0}")]
+    Usage(String),
 }
 
 fn main() -> ExitCode {
@@ -177,8 +233,10 @@ fn run(cmd: Command) -> Result<(), CliError> {
         Command::Export {
             capture,
             output,
+            format,
             by_sm,
             raw_events,
+            args,
             launch,
             breakdown,
             time,
@@ -197,8 +255,20 @@ fn run(cmd: Command) -> Result<(), CliError> {
                 filter_summary,
             }
             .parse()?;
+            let format = trace_format(output.as_deref(), format)?;
+            if format == FormatArg::Perfetto && (by_sm || raw_events) {
+                return Err(CliError::Usage(
+                    "--by-sm and --raw-events shape the Chrome trace; the Perfetto trace always \
+                     nests device, launch, SM, block and warp tracks and writes spans and marks"
+                        .into(),
+                ));
+            }
+            if format == FormatArg::Chrome && args {
+                return Err(CliError::Usage(
+                    "--args is for the Perfetto format (the Chrome trace always has them)".into(),
+                ));
+            }
             let cap = read(&capture)?;
-            let base = output.unwrap_or_else(|| capture.with_extension("json"));
             let opts = ExportOptions {
                 chrome: ChromeOptions { by_sm, raw_events },
                 summary: SummaryOptions {
@@ -212,45 +282,62 @@ fn run(cmd: Command) -> Result<(), CliError> {
                 filter,
                 ..ExportOptions::default()
             };
-            for l in pick(&cap, launch)? {
-                let path = if launch.is_some() {
-                    base.clone()
-                } else {
-                    launch_trace_path(&base, l.shape.launch)
+            let reports = if format == FormatArg::Perfetto {
+                let path = output.unwrap_or_else(|| capture.with_extension("pftrace"));
+                let axis = HostAxis::new(&cap.clock_syncs)?;
+                let launches: Vec<TimelineLaunch> = pick(&cap, launch)?
+                    .into_iter()
+                    .map(|l| TimelineLaunch {
+                        launch: l,
+                        device: &cap.device,
+                        regions: &cap.regions,
+                        host_axis: axis.as_ref(),
+                    })
+                    .collect();
+                let perfetto = PerfettoOptions {
+                    host_clocks: axis.as_ref().and_then(|_| host_clocks(&[&cap])),
+                    args,
                 };
-                let mut bar = ProgressLine::stderr(format!("launch {}:", l.shape.launch));
-                let r = export_launch_with_progress(
-                    l,
-                    &cap.device,
-                    &cap.regions,
-                    &path,
-                    &opts,
-                    &mut |p| bar.update(p),
-                );
+                let mut bar = ProgressLine::stderr("export:".into());
+                let r = export_perfetto(&launches, &path, &opts, &perfetto, &mut |p| bar.update(p));
                 bar.finish();
-                let r = r.map_err(|error| CliError::Launch {
-                    launch: l.shape.launch,
-                    error,
-                })?;
-                let warn = match r.diagnostics.len() {
-                    0 => String::new(),
-                    n => format!(", {n} warnings (see otherData.diagnostics)"),
-                };
-                let warps = if opts.filter.is_some() {
-                    format!("{} of {}", r.warps_written, r.warps)
-                } else {
-                    r.warps.to_string()
-                };
-                println!(
-                    "launch {}: {} events from {warps} warps -> {} and {}{warn}",
-                    l.shape.launch,
-                    r.events,
-                    r.trace_path.display(),
-                    r.summary_path.display()
-                );
+                r?
+            } else {
+                let base = output.unwrap_or_else(|| capture.with_extension("json"));
+                let mut reports = Vec::new();
+                for l in pick(&cap, launch)? {
+                    let path = if launch.is_some() {
+                        base.clone()
+                    } else {
+                        launch_trace_path(&base, l.shape.launch)
+                    };
+                    let mut bar = ProgressLine::stderr(format!("launch {}:", l.shape.launch));
+                    let r = export_launch_with_progress(
+                        l,
+                        &cap.device,
+                        &cap.regions,
+                        &path,
+                        &opts,
+                        &mut |p| bar.update(p),
+                    );
+                    bar.finish();
+                    reports.push(r.map_err(|error| CliError::Launch {
+                        launch: l.shape.launch,
+                        error,
+                    })?);
+                }
+                reports
+            };
+            for r in &reports {
+                print_export(r, format, opts.filter.is_some());
             }
             Ok(())
         }
+        Command::Merge {
+            captures,
+            output,
+            args,
+        } => merge(&captures, &output, args),
         Command::Summary { capture, launch } => {
             let cap = read(&capture)?;
             for l in pick(&cap, launch)? {
@@ -311,6 +398,152 @@ impl FilterArgs {
         }
         Ok((!f.keeps_all()).then_some(f))
     }
+}
+
+/// The trace format asked for: `--format`, else the output's name. A name
+/// that says one format and a `--format` that says the other is an error.
+fn trace_format(output: Option<&Path>, format: Option<FormatArg>) -> Result<FormatArg, CliError> {
+    let by_name = output.and_then(|p| {
+        if is_perfetto_path(p) {
+            Some(FormatArg::Perfetto)
+        } else if p.extension().is_some_and(|e| e == "json") {
+            Some(FormatArg::Chrome)
+        } else {
+            None
+        }
+    });
+    match (format, by_name) {
+        (Some(f), Some(n)) if f != n => Err(CliError::Usage(format!(
+            "{} names a {} trace but --format {} was asked",
+            output.map(|p| p.display().to_string()).unwrap_or_default(),
+            if n == FormatArg::Perfetto {
+                "Perfetto"
+            } else {
+                "Chrome JSON"
+            },
+            if f == FormatArg::Perfetto {
+                "perfetto"
+            } else {
+                "chrome"
+            },
+        ))),
+        (Some(f), _) | (None, Some(f)) => Ok(f),
+        (None, None) => Ok(FormatArg::Chrome),
+    }
+}
+
+/// One line per exported launch.
+fn print_export(r: &ExportReport, format: FormatArg, filtered: bool) {
+    let warn = match (r.diagnostics.len(), format) {
+        (0, _) => String::new(),
+        (n, FormatArg::Chrome) => format!(", {n} warnings (see otherData.diagnostics)"),
+        (n, FormatArg::Perfetto) => format!(", {n} warnings (see the summary's diagnostics)"),
+    };
+    let warps = if filtered {
+        format!("{} of {}", r.warps_written, r.warps)
+    } else {
+        r.warps.to_string()
+    };
+    println!(
+        "launch {}: {} events from {warps} warps -> {} and {}{warn}",
+        r.summary.launch,
+        r.events,
+        r.trace_path.display(),
+        r.summary_path.display()
+    );
+}
+
+/// `ktrace merge`.
+fn merge(paths: &[PathBuf], output: &Path, args: bool) -> Result<(), CliError> {
+    if !is_perfetto_path(output) {
+        return Err(CliError::Usage(format!(
+            "{}: merge writes a Perfetto trace; name it .pftrace or .perfetto-trace",
+            output.display()
+        )));
+    }
+    let caps = paths
+        .iter()
+        .map(|p| read(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let named: Vec<(&str, &Capture)> = names.iter().map(String::as_str).zip(&caps).collect();
+    let placement = place(&named)?;
+    for ((name, cap), axis) in named.iter().zip(&placement.host_axes) {
+        let clock = match axis {
+            Some(a) => {
+                let (first, last) = (a.points()[0], a.points()[a.points().len() - 1]);
+                format!(
+                    "{} clock syncs, %globaltimer ahead of the host's clock by {:.3} to {:.3} ms \
+                     (each within {} ns)",
+                    a.points().len(),
+                    first.1 as f64 / 1e6,
+                    last.1 as f64 / 1e6,
+                    a.points().iter().map(|p| p.2).max().unwrap_or(0)
+                )
+            }
+            None => "no clock syncs".into(),
+        };
+        println!(
+            "{name}: {}, {} launch(es), {clock}",
+            cap.device.label(),
+            cap.launches.len()
+        );
+    }
+    let launches: Vec<TimelineLaunch> = caps
+        .iter()
+        .zip(&placement.host_axes)
+        .flat_map(|(c, axis)| {
+            c.launches.iter().map(move |l| TimelineLaunch {
+                launch: l,
+                device: &c.device,
+                regions: &c.regions,
+                host_axis: axis.as_ref(),
+            })
+        })
+        .collect();
+    let perfetto = PerfettoOptions {
+        host_clocks: (placement.axis == Axis::HostRealtime)
+            .then(|| host_clocks(&caps.iter().collect::<Vec<_>>()))
+            .flatten(),
+        args,
+    };
+    let mut bar = ProgressLine::stderr("merge:".into());
+    let r = export_perfetto(
+        &launches,
+        output,
+        &ExportOptions::default(),
+        &perfetto,
+        &mut |p| bar.update(p),
+    );
+    bar.finish();
+    let reports = r?;
+    let events: u64 = reports.iter().map(|r| r.events).sum();
+    println!(
+        "{} launches of {} captures, {events} events, on the {} axis -> {}",
+        reports.len(),
+        caps.len(),
+        match placement.axis {
+            Axis::HostRealtime => "host's CLOCK_REALTIME",
+            Axis::GlobalTimer => "one GPU's %globaltimer",
+        },
+        output.display()
+    );
+    Ok(())
+}
+
+/// A snapshot of the host's clocks taken with the captures: the first
+/// clock sync that read `CLOCK_BOOTTIME` (its realtime and boottime stand
+/// for one instant). It lets Perfetto put the trace on the boot-time axis
+/// of host-side traces recorded on that machine in that boot.
+fn host_clocks(caps: &[&Capture]) -> Option<HostClocks> {
+    caps.iter()
+        .flat_map(|c| &c.clock_syncs)
+        .find(|s| s.boottime_ns != 0)
+        .map(|s| HostClocks {
+            realtime_ns: s.host_after_ns,
+            boottime_ns: s.boottime_ns,
+            monotonic_ns: 0,
+        })
 }
 
 fn summary_of(cap: &Capture, launch: u32) -> Result<Summary, CliError> {

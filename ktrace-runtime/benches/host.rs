@@ -1,7 +1,7 @@
 //! Host-side benchmarks on a ~1 M event synthetic launch (132 blocks x 8
-//! warps x ~950 events, see `common/mod.rs`): decoding, Chrome export to
-//! `io::sink`, the summary, the whole export pipeline, and capture parse and
-//! write. `cargo bench -p ktrace-runtime --bench host`; the end-to-end
+//! warps x ~950 events, see `common/mod.rs`): decoding, Chrome and Perfetto
+//! export to `io::sink`, the summary, the whole export pipeline for each
+//! format, and capture parse and write. `cargo bench -p ktrace-runtime --bench host`; the end-to-end
 //! numbers (the `ktrace` binary, 1 M to 100 M events, peak RSS) come from
 //! `examples/host_bench.rs`.
 
@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ktrace_runtime::chrome::ChromeWriter;
+use ktrace_runtime::export::perfetto::{LaunchGroup, PerfettoOptions, PerfettoWriter};
 use ktrace_runtime::summary::SummaryBuilder;
 use ktrace_runtime::{Capture, ChromeOptions, DecodeOptions, Decoder, SummaryOptions};
 
@@ -59,6 +60,22 @@ fn host(c: &mut Criterion) {
             cw.finish(&serde_json::Value::Null).expect("sink");
         })
     });
+    let group = LaunchGroup {
+        title: "launch 0".into(),
+        device: "GPU".into(),
+        ..LaunchGroup::default()
+    };
+    g.bench_function("perfetto_to_sink", |b| {
+        b.iter(|| {
+            let mut pw =
+                PerfettoWriter::begin(io::sink(), PerfettoOptions::default()).expect("sink");
+            pw.launch(&group, &dec, regions).expect("sink");
+            for w in &warps {
+                pw.warp(w).expect("sink");
+            }
+            pw.finish().expect("sink");
+        })
+    });
     g.bench_function("summary", |b| {
         b.iter(|| {
             let mut s = SummaryBuilder::new(regions, SummaryOptions::default());
@@ -80,6 +97,21 @@ fn host(c: &mut Criterion) {
                 s.add_warp(&w);
             }
             cw.finish(&serde_json::Value::Null).expect("sink");
+            black_box(s.region_stats())
+        })
+    });
+    g.bench_function("export_pipeline_perfetto_to_sink", |b| {
+        b.iter(|| {
+            let dec = Decoder::new(&launch.raw, &launch.shape, &opts()).expect("decodes");
+            let mut pw =
+                PerfettoWriter::begin(io::sink(), PerfettoOptions::default()).expect("sink");
+            pw.launch(&group, &dec, regions).expect("sink");
+            let mut s = SummaryBuilder::new(regions, SummaryOptions::default());
+            for w in dec.warps() {
+                pw.warp(&w).expect("sink");
+                s.add_warp(&w);
+            }
+            pw.finish().expect("sink");
             black_box(s.region_stats())
         })
     });

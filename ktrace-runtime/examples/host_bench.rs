@@ -1,5 +1,6 @@
 //! End-to-end host benchmark: writes synthetic captures of realistic shape
-//! (see `benches/common/mod.rs`), times `ktrace export` on each under
+//! (see `benches/common/mod.rs`), times `ktrace export` (Chrome JSON and
+//! Perfetto `.pftrace`) on each under
 //! `/usr/bin/time -v` (events/s from wall time, peak RSS against the raw
 //! buffer), and times capture load and save against plain reads and writes
 //! of the same file. Prints markdown tables and the command that reproduces
@@ -24,6 +25,9 @@
 //!   for before/after (runs alternate between tools).
 //!   Default: `current=` the directory of this binary's `ktrace`.
 //! - `--no-io`: skip the capture load/save measurements.
+//! - `--formats chrome,perfetto`: the trace formats exported (default both,
+//!   `-o synth-N.json` and `-o synth-N.pftrace`, one after the other in
+//!   each run); bytes/event is the trace's size over the recorded events.
 //!
 //! Internal subcommands, run as child processes so that each has its own
 //! peak RSS: `gen EVENTS FILE`, `load FILE`, `save FILE OUT`, `plain-read
@@ -182,12 +186,21 @@ struct Tool {
     host_bench: PathBuf,
 }
 
+/// One format's `ktrace export` runs.
+#[derive(Default, Clone)]
+struct ExportSamples {
+    wall: Vec<f64>,
+    user: Vec<f64>,
+    sys: Vec<f64>,
+    rss: Vec<f64>,
+    /// The trace's size.
+    bytes: u64,
+}
+
 #[derive(Default)]
 struct Samples {
-    export_wall: Vec<f64>,
-    export_user: Vec<f64>,
-    export_sys: Vec<f64>,
-    export_rss: Vec<f64>,
+    /// Per format, in the order of `--formats`.
+    export: Vec<ExportSamples>,
     load: Vec<f64>,
     load_rss: Vec<f64>,
     save: Vec<f64>,
@@ -205,6 +218,7 @@ fn main() {
     let mut tools: Vec<Tool> = Vec::new();
     let mut keep = false;
     let mut io = true;
+    let mut formats = vec!["chrome".to_string(), "perfetto".to_string()];
     let me = std::env::current_exe().unwrap_or_else(|e| die(&e.to_string()));
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -216,6 +230,15 @@ fn main() {
             "--out-dir" => out_dir = Some(PathBuf::from(val())),
             "--keep" => keep = true,
             "--no-io" => io = false,
+            "--formats" => {
+                formats = val().split(',').map(str::to_string).collect();
+                if let Some(f) = formats
+                    .iter()
+                    .find(|f| !["chrome", "perfetto"].contains(&f.as_str()))
+                {
+                    die(&format!("unknown format {f:?} (chrome, perfetto)"));
+                }
+            }
             "--tool" => {
                 let v = val();
                 let (label, d) = v.split_once('=').unwrap_or_else(|| die("--tool LABEL=DIR"));
@@ -300,38 +323,53 @@ fn main() {
             mb(raw_bytes as f64),
             gen.wall
         );
-        let trace = out_dir.join(format!("synth-{target}.json"));
+        // The trace of each format; the summary is named the same for both.
+        let traces: Vec<PathBuf> = formats
+            .iter()
+            .map(|f| {
+                let ext = if f == "perfetto" { "pftrace" } else { "json" };
+                out_dir.join(format!("synth-{target}.{ext}"))
+            })
+            .collect();
         let summary = out_dir.join(format!("synth-{target}_summary.json"));
         // Capture copies go beside the capture, whatever --out-dir says.
         let copy = dir.join(format!("synth-{target}-copy.ktrace"));
-        let mut samples: Vec<Samples> = tools.iter().map(|_| Samples::default()).collect();
+        let mut samples: Vec<Samples> = tools
+            .iter()
+            .map(|_| Samples {
+                export: vec![ExportSamples::default(); formats.len()],
+                ..Samples::default()
+            })
+            .collect();
         let mut plain_read = Vec::new();
         let mut plain_write = Vec::new();
         let mut cp = Vec::new();
-        let mut json_bytes = 0;
         for run in 0..runs {
             for (t, s) in tools.iter().zip(samples.iter_mut()) {
-                let r = timed(
-                    &t.ktrace,
-                    &[Path::new("export"), &cap_path, Path::new("-o"), &trace],
-                    &dir,
-                );
-                json_bytes = std::fs::metadata(&trace).map(|m| m.len()).unwrap_or(0);
-                remove(&trace);
-                remove(&summary);
-                eprintln!(
-                    "  run {run} {}: export {:.2} s ({:.2} user, {:.2} sys), {:.1} M events/s, peak RSS {:.0} MB",
-                    t.label,
-                    r.wall,
-                    r.user,
-                    r.sys,
-                    plan.events() as f64 / r.wall / 1e6,
-                    mb(r.rss as f64)
-                );
-                s.export_wall.push(r.wall);
-                s.export_user.push(r.user);
-                s.export_sys.push(r.sys);
-                s.export_rss.push(r.rss as f64);
+                for ((format, trace), e) in formats.iter().zip(&traces).zip(s.export.iter_mut()) {
+                    let r = timed(
+                        &t.ktrace,
+                        &[Path::new("export"), &cap_path, Path::new("-o"), trace],
+                        &dir,
+                    );
+                    e.bytes = std::fs::metadata(trace).map(|m| m.len()).unwrap_or(0);
+                    remove(trace);
+                    remove(&summary);
+                    eprintln!(
+                        "  run {run} {} {format}: export {:.2} s ({:.2} user, {:.2} sys), {:.1} M events/s, peak RSS {:.0} MB, {:.1} bytes/event",
+                        t.label,
+                        r.wall,
+                        r.user,
+                        r.sys,
+                        plan.events() as f64 / r.wall / 1e6,
+                        mb(r.rss as f64),
+                        e.bytes as f64 / plan.events() as f64,
+                    );
+                    e.wall.push(r.wall);
+                    e.user.push(r.user);
+                    e.sys.push(r.sys);
+                    e.rss.push(r.rss as f64);
+                }
                 if io {
                     let r = timed(&t.host_bench, &[Path::new("load"), &cap_path], &dir);
                     s.load.push(r.inner.unwrap_or(r.wall));
@@ -361,24 +399,28 @@ fn main() {
             }
         }
         for (t, s) in tools.iter().zip(samples) {
-            let wall = median(s.export_wall.clone());
-            let rss = median(s.export_rss.clone());
-            let user = median(s.export_user.clone());
-            export_rows.push(format!(
-                "| {} | {} | {:.1} | {:.0} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.0} | {:.2} |",
-                human(target),
-                plan.events(),
-                mb(raw_bytes as f64),
-                mb(json_bytes as f64),
-                t.label,
-                wall,
-                user,
-                median(s.export_sys.clone()),
-                plan.events() as f64 / wall / 1e6,
-                plan.events() as f64 / user / 1e6,
-                mb(rss),
-                rss / raw_bytes as f64,
-            ));
+            for (format, e) in formats.iter().zip(&s.export) {
+                let wall = median(e.wall.clone());
+                let rss = median(e.rss.clone());
+                let user = median(e.user.clone());
+                export_rows.push(format!(
+                    "| {} | {} | {:.1} | {} | {:.0} | {:.1} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.0} | {:.2} |",
+                    human(target),
+                    plan.events(),
+                    mb(raw_bytes as f64),
+                    format,
+                    mb(e.bytes as f64),
+                    e.bytes as f64 / plan.events() as f64,
+                    t.label,
+                    wall,
+                    user,
+                    median(e.sys.clone()),
+                    plan.events() as f64 / wall / 1e6,
+                    plan.events() as f64 / user / 1e6,
+                    mb(rss),
+                    rss / raw_bytes as f64,
+                ));
+            }
             if io {
                 let f = file_bytes as f64;
                 io_rows.push(format!(
@@ -402,8 +444,8 @@ fn main() {
     }
     let _ = std::fs::remove_file(dir.join("time-v.txt"));
     println!("`{command}` (median of {runs} runs)\n");
-    println!("| target | events | raw MB | JSON MB | build | wall s | user s | sys s | M events/s (wall) | M events/s (user) | peak RSS MB | RSS / raw |");
-    println!("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| target | events | raw MB | format | trace MB | bytes/event | build | wall s | user s | sys s | M events/s (wall) | M events/s (user) | peak RSS MB | RSS / raw |");
+    println!("| --- | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for r in &export_rows {
         println!("{r}");
     }

@@ -160,6 +160,7 @@
 //! fill.rs                                               raw buffer -> how full the rings were
 //! export/   collect.rs chrome.rs summary.rs mod.rs      timelines -> Chrome trace and summary, one pass
 //!           filter.rs                                   time window, blocks, SMs, warps, regions kept
+//!           perfetto.rs perfetto_proto.rs              timelines -> Perfetto trace (.pftrace)
 //! output.rs                                             output file names, atomic writes
 //! session/  mod.rs config.rs device.rs (feature `cuda`) the device edge
 //! switch.rs diagnostics.rs error.rs                     tracing on/off, what went wrong
@@ -171,8 +172,8 @@
 //! ([`fill`]), region names
 //! ([`regions`]), capture files ([`capture`]), decoding ([`mod@decode`]),
 //! what went wrong ([`diagnostics`]), outputs ([`chrome`], [`summary`],
-//! [`filter`], [`export`], [`output`]) and, with `cuda`, the device edge
-//! ([`session`]).
+//! [`filter`], [`export`] with [`export::perfetto`], [`output`]) and, with
+//! `cuda`, the device edge ([`session`]).
 //!
 //! [ktrace]: https://github.com/ktrace-rs/ktrace
 #![deny(missing_docs)]
@@ -203,9 +204,10 @@ pub use chrome::ChromeOptions;
 pub use decode::{decode, DecodeOptions, DecodedLaunch, Decoder, WarpTrace};
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub use error::{Error, Result};
+pub use export::perfetto::{HostClocks, LaunchGroup, PerfettoOptions, PerfettoWriter};
 pub use export::{
-    export_launch, export_launch_with_progress, write_trace, ExportOptions, ExportProgress,
-    ExportReport, WrittenTrace,
+    export_launch, export_launch_with_progress, export_perfetto, write_trace, ExportOptions,
+    ExportProgress, ExportReport, TimelineLaunch, WrittenTrace,
 };
 pub use fill::{ring_fill, RingFill};
 pub use filter::{FilterError, LaunchFilter, SummaryScope, TraceFilter};

@@ -1,9 +1,13 @@
-//! Writing a launch's Chrome trace and summary files, streamed warp by warp
-//! and written atomically, whole or through a [`TraceFilter`].
+//! Writing a launch's Chrome trace and summary files, or launches (of one
+//! capture or several) into one Perfetto trace (`.pftrace`) with a summary
+//! per launch, streamed warp by warp and written atomically, whole or
+//! through a [`TraceFilter`].
 
 pub mod chrome;
 mod collect;
 pub mod filter;
+pub mod perfetto;
+pub mod perfetto_proto;
 mod region_slots;
 pub mod summary;
 
@@ -16,11 +20,13 @@ use crate::decode::{DecodeOptions, Decoder, WarpTrace};
 use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
 use crate::fill::{ring_fill, RingFill};
-use crate::output::{summary_path, write_atomic};
+use crate::output::{launch_trace_path, summary_path, write_atomic};
 use crate::regions::Regions;
+use crate::timeline::HostAxis;
 use chrome::{ChromeOptions, ChromeWriter};
 use collect::LaunchCollector;
 use filter::{FilterError, LaunchFilter, SummaryScope, TraceFilter};
+use perfetto::{LaunchGroup, PerfettoOptions, PerfettoWriter};
 use summary::{Summary, SummaryOptions};
 
 /// Diagnostic messages kept in output files (counts cover all of them).
@@ -73,11 +79,13 @@ impl ExportOptions {
 /// What an export wrote.
 #[derive(Clone, Debug)]
 pub struct ExportReport {
-    /// The Chrome trace file.
+    /// The trace file: the launch's Chrome trace, or the `.pftrace` that
+    /// [`export_perfetto`] writes every launch into.
     pub trace_path: PathBuf,
     /// The summary file.
     pub summary_path: PathBuf,
-    /// Trace events written (complete, instant or begin/end events).
+    /// Trace events written (complete, instant or begin/end events; for
+    /// the Perfetto trace, the launch's spans and marks).
     pub events: u64,
     /// Warps decoded.
     pub warps: usize,
@@ -395,6 +403,169 @@ pub fn export_launch_with_progress(
         summary,
         fill,
     })
+}
+
+/// Whether `path` names a Perfetto trace: it ends in `.pftrace` or
+/// `.perfetto-trace`.
+pub fn is_perfetto_path(path: &Path) -> bool {
+    perfetto_stem(path).is_some()
+}
+
+/// `path` without its `.pftrace` or `.perfetto-trace` ending.
+fn perfetto_stem(path: &Path) -> Option<String> {
+    let s = path.as_os_str().to_string_lossy();
+    [".pftrace", ".perfetto-trace"]
+        .iter()
+        .find_map(|ext| s.strip_suffix(ext).map(str::to_owned))
+}
+
+/// The summary of launch `launch` in the Perfetto trace `trace`: the name
+/// the Chrome export would give it for the same name ending in `.json`
+/// instead (`out_summary.json` for launch 0 or a trace of one launch,
+/// `out_launch3_summary.json` for launch 3 of `out.pftrace`).
+pub fn perfetto_summary_path(trace: &Path, launch: u32, only_launch: bool) -> PathBuf {
+    let s = trace.as_os_str().to_string_lossy();
+    let json = PathBuf::from(format!(
+        "{}.json",
+        perfetto_stem(trace).unwrap_or_else(|| s.into_owned())
+    ));
+    if only_launch {
+        summary_path(&json)
+    } else {
+        summary_path(&launch_trace_path(&json, launch))
+    }
+}
+
+/// One launch of a Perfetto timeline, with what places it there.
+#[derive(Clone, Copy, Debug)]
+pub struct TimelineLaunch<'a> {
+    /// The launch.
+    pub launch: &'a LaunchCapture,
+    /// The device it ran on (its track is named after
+    /// [`DeviceInfo::label`]).
+    pub device: &'a DeviceInfo,
+    /// Its region table.
+    pub regions: &'a Regions,
+    /// Its GPU's clock against the host's (from the capture's clock
+    /// syncs): puts its events on the host's `CLOCK_REALTIME` axis, and its
+    /// host span beside them. `None`: the raw `%globaltimer` axis, and no
+    /// host span.
+    pub host_axis: Option<&'a HostAxis>,
+}
+
+/// Decodes `launches` (of one capture or several) and writes them all into
+/// one Perfetto trace at `trace_path` (see [`perfetto`]), one warp at a
+/// time, through `opts.filter` if set, and each launch's summary beside it
+/// ([`perfetto_summary_path`]: one file per launch, each as
+/// [`export_launch`] writes it, naming the `.pftrace` as its trace; when
+/// launch numbers repeat (several captures), `NAME_partK_summary.json` for
+/// the K-th launch of the file, from 0).
+///
+/// Each launch goes on the axis its [`TimelineLaunch::host_axis`] gives,
+/// with the offset interpolated at the launch's origin (the drift within
+/// one launch, about 1 ns per ms, is left out). Returns one report per
+/// launch, in order; their `trace_path` is the shared file and `events`
+/// counts the launch's spans and marks (what the Chrome trace holds).
+/// `opts.chrome` plays no part. `progress` is called after each warp.
+pub fn export_perfetto(
+    launches: &[TimelineLaunch<'_>],
+    trace_path: &Path,
+    opts: &ExportOptions,
+    perfetto: &PerfettoOptions,
+    progress: &mut dyn FnMut(&ExportProgress),
+) -> Result<Vec<ExportReport>> {
+    let mut decoders = Vec::with_capacity(launches.len());
+    let mut fills = Vec::with_capacity(launches.len());
+    let mut filters = Vec::with_capacity(launches.len());
+    for t in launches {
+        let dec = Decoder::new(&t.launch.raw, &t.launch.shape, &opts.decode_for(t.device))?;
+        let t0 = dec.first_event_of_launch().unwrap_or(0);
+        filters.push(
+            opts.filter_for(&dec, t.device, t.regions, t0)
+                .map_err(config_error)?,
+        );
+        fills.push(ring_fill(&t.launch.raw, &t.launch.shape)?);
+        decoders.push(dec);
+    }
+    let mut done = ExportProgress {
+        warps: decoders.iter().map(Decoder::warp_count).sum(),
+        ..ExportProgress::default()
+    };
+    let written = write_atomic(trace_path, |w| {
+        let mut pw = PerfettoWriter::begin(w, *perfetto)?;
+        let mut out = Vec::with_capacity(launches.len());
+        for ((dec, t), filter) in decoders.iter().zip(launches).zip(filters) {
+            let origin = dec.origin_globaltimer();
+            let group = LaunchGroup {
+                title: t.launch.title(),
+                device: t.device.label(),
+                offset_ns: t.host_axis.map_or(0, |a| -a.offset_at(origin)),
+                host_span_ns: t
+                    .host_axis
+                    .and(t.launch.host_span)
+                    .map(|h| (h.enqueue_ns, h.complete_ns)),
+            };
+            pw.launch(&group, dec, t.regions)?;
+            let before = pw.events_written();
+            let mut pass = FilteredPass::new(filter, dec, t.regions, opts);
+            for warp in dec.warps() {
+                if let Some(kept) = pass.add_warp(&warp) {
+                    pw.warp(&kept)?;
+                }
+                done.warps_done += 1;
+                done.events += warp.events.len() as u64;
+                progress(&done);
+            }
+            let warps_kept = pass.warps_kept;
+            let (summary, diagnostics, _) = pass.finish(trace_path).map_err(io_error)?;
+            out.push((
+                pw.events_written() - before,
+                warps_kept,
+                summary,
+                diagnostics,
+            ));
+        }
+        pw.finish()?;
+        Ok(out)
+    })
+    .map_err(unwrap_filter_error)?;
+    let only = launches.len() == 1;
+    let mut numbers: Vec<u32> = decoders.iter().map(|d| d.shape().launch).collect();
+    numbers.sort_unstable();
+    let repeated = numbers.windows(2).any(|w| w[0] == w[1]);
+    let mut reports = Vec::with_capacity(launches.len());
+    for (k, (((events, warps_written, summary, diagnostics), dec), fill)) in
+        written.into_iter().zip(&decoders).zip(fills).enumerate()
+    {
+        // Launches of several captures may share numbers: then each
+        // summary is named by its place in the file.
+        let summary_path = if repeated {
+            perfetto_summary_path(trace_path, k as u32, false).with_file_name(format!(
+                "{}_part{k}_summary.json",
+                perfetto_stem(trace_path)
+                    .map(PathBuf::from)
+                    .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .unwrap_or_default()
+            ))
+        } else {
+            perfetto_summary_path(trace_path, dec.shape().launch, only)
+        };
+        write_atomic(&summary_path, |w| {
+            serde_json::to_writer_pretty(&mut *w, &summary).map_err(io::Error::other)?;
+            w.write_all(b"\n")
+        })?;
+        reports.push(ExportReport {
+            trace_path: trace_path.to_path_buf(),
+            summary_path,
+            events,
+            warps: dec.warp_count(),
+            warps_written,
+            diagnostics,
+            summary,
+            fill,
+        });
+    }
+    Ok(reports)
 }
 
 #[cfg(test)]

@@ -51,6 +51,12 @@ impl RegionSlots {
         *self.others.entry(region).or_insert(next)
     }
 
+    /// Whether `region` is its own index.
+    #[inline]
+    pub fn is_direct(&self, region: u16) -> bool {
+        usize::from(region) < self.direct
+    }
+
     /// `(region id, index)` of every index below `len`, by region id.
     pub fn by_id(&self, len: usize) -> impl Iterator<Item = (u16, usize)> {
         let direct = (0..len.min(self.direct)).map(|i| (i as u16, i));
