@@ -295,7 +295,9 @@ fn run(cmd: Command) -> Result<(), CliError> {
                     })
                     .collect();
                 let perfetto = PerfettoOptions {
-                    host_clocks: axis.as_ref().and_then(|_| host_clocks(&[&cap])),
+                    host_clocks: axis
+                        .as_ref()
+                        .and_then(|_| HostClocks::from_syncs(&cap.clock_syncs)),
                     args,
                 };
                 let mut bar = ProgressLine::stderr("export:".into());
@@ -503,7 +505,7 @@ fn merge(paths: &[PathBuf], output: &Path, args: bool) -> Result<(), CliError> {
         .collect();
     let perfetto = PerfettoOptions {
         host_clocks: (placement.axis == Axis::HostRealtime)
-            .then(|| host_clocks(&caps.iter().collect::<Vec<_>>()))
+            .then(|| HostClocks::from_syncs(caps.iter().flat_map(|c| &c.clock_syncs)))
             .flatten(),
         args,
     };
@@ -529,21 +531,6 @@ fn merge(paths: &[PathBuf], output: &Path, args: bool) -> Result<(), CliError> {
         output.display()
     );
     Ok(())
-}
-
-/// A snapshot of the host's clocks taken with the captures: the first
-/// clock sync that read `CLOCK_BOOTTIME` (its realtime and boottime stand
-/// for one instant). It lets Perfetto put the trace on the boot-time axis
-/// of host-side traces recorded on that machine in that boot.
-fn host_clocks(caps: &[&Capture]) -> Option<HostClocks> {
-    caps.iter()
-        .flat_map(|c| &c.clock_syncs)
-        .find(|s| s.boottime_ns != 0)
-        .map(|s| HostClocks {
-            realtime_ns: s.host_after_ns,
-            boottime_ns: s.boottime_ns,
-            monotonic_ns: 0,
-        })
 }
 
 fn summary_of(cap: &Capture, launch: u32) -> Result<Summary, CliError> {

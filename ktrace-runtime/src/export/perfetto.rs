@@ -101,6 +101,24 @@ pub struct HostClocks {
 }
 
 impl HostClocks {
+    /// The snapshot a capture carries: the first clock sync that read
+    /// `CLOCK_BOOTTIME` (its realtime and boottime stand for one instant;
+    /// no monotonic reading). `None` when no sync has one. It puts a trace
+    /// exported later, or elsewhere, on the boot-time axis of the host and
+    /// boot it was recorded on.
+    pub fn from_syncs<'a>(
+        syncs: impl IntoIterator<Item = &'a crate::timeline::ClockSync>,
+    ) -> Option<HostClocks> {
+        syncs
+            .into_iter()
+            .find(|s| s.boottime_ns != 0)
+            .map(|s| HostClocks {
+                realtime_ns: s.host_after_ns,
+                boottime_ns: s.boottime_ns,
+                monotonic_ns: 0,
+            })
+    }
+
     /// Reads the three clocks now: realtime between two boottime reads
     /// (their mean is the boottime written), then monotonic. `None` where
     /// they cannot be read (not 64-bit Linux).

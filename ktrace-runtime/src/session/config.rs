@@ -44,6 +44,10 @@ pub struct TraceConfig {
     /// Default all.
     pub launches: LaunchSelection,
     /// The trace file of launch 0; later launches go to `NAME_launchN.json`.
+    /// A name ending in `.pftrace` (or `.perfetto-trace`) writes one
+    /// Perfetto trace holding every launch of the session instead, each a
+    /// group with the kernel's name and its host enqueue-to-completion span,
+    /// on the host's `CLOCK_REALTIME` (through the session's clock syncs).
     /// `None`: `KTRACE_OUT`, or else `trace.json`.
     pub output: Option<PathBuf>,
     /// Capture file saved by

@@ -17,7 +17,10 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
 use crate::capture::{Capture, CaptureParts, DeviceInfo, HostSpan, LaunchCapture};
 use crate::error::Result;
-use crate::export::{export_launch, ExportOptions, ExportReport};
+use crate::export::perfetto::{HostClocks, PerfettoOptions};
+use crate::export::{
+    export_launch, export_perfetto, is_perfetto_path, ExportOptions, ExportReport, TimelineLaunch,
+};
 use crate::fill::{ring_fill, RingFill};
 use crate::layout::KtraceArg;
 use crate::output::launch_trace_path;
@@ -27,13 +30,15 @@ use crate::shape::LaunchShape;
 use crate::sizing::{bytes_text, Sizing};
 use crate::switch::enabled;
 pub use crate::switch::{KernelModule, ENV_ENABLE};
-use crate::timeline::{host_clocks_ns, ClockSync};
+use crate::timeline::{host_clocks_ns, ClockSync, HostAxis};
 pub use clock_sync::{ClockProbe, ROUNDS as CLOCK_SYNC_ROUNDS};
 pub use config::{SessionPlan, TraceConfig};
 use device::{alloc_buffer, device_info, driver};
 pub use device::{load_module, load_module_variant, open_device};
 
-/// `KTRACE_OUT`: the trace file of launch 0 (default `trace.json`).
+/// `KTRACE_OUT`: the trace file of launch 0 (default `trace.json`); a name
+/// ending in `.pftrace` writes every launch of the session into that one
+/// Perfetto trace, on the host's clock.
 pub const ENV_OUT: &str = "KTRACE_OUT";
 /// `KTRACE_CAPTURE`: when set, the capture file to save at the end.
 pub const ENV_CAPTURE: &str = "KTRACE_CAPTURE";
@@ -343,6 +348,38 @@ impl TraceSession {
             self.finish_launch()?;
         }
         let mut reports = Vec::new();
+        if is_perfetto_path(&self.output) && self.written < self.launches.len() {
+            // One timeline: every launch so far, on the host's clock.
+            let axis = HostAxis::new(&self.clock_syncs)?;
+            let launches: Vec<TimelineLaunch> = self
+                .launches
+                .iter()
+                .map(|l| TimelineLaunch {
+                    launch: l,
+                    device: &self.device,
+                    regions: &self.regions,
+                    host_axis: axis.as_ref(),
+                })
+                .collect();
+            let perfetto = PerfettoOptions {
+                host_clocks: HostClocks::from_syncs(&self.clock_syncs),
+                args: false,
+            };
+            let all = export_perfetto(
+                &launches,
+                &self.output,
+                &self.export,
+                &perfetto,
+                &mut |_| {},
+            )?;
+            for (r, l) in all.into_iter().zip(&self.launches).skip(self.written) {
+                if !self.quiet {
+                    report(&r, l.shape.launch);
+                }
+                reports.push(r);
+            }
+            self.written = self.launches.len();
+        }
         while self.written < self.launches.len() {
             let launch = &self.launches[self.written];
             let path = launch_trace_path(&self.output, launch.shape.launch);
