@@ -49,7 +49,7 @@ pub fn announce(example: &str) {
 /// (`NAME_trace.json`, `NAME_trace_summary.json`, `NAME.ktrace`) unless
 /// `KTRACE_OUT` / `KTRACE_CAPTURE` say otherwise.
 pub fn trace_config(name: &str, cfg: &cudarc::driver::LaunchConfig) -> ktrace_runtime::TraceConfig {
-    let mut tc = ktrace_runtime::TraceConfig::for_launch(cfg);
+    let mut tc = ktrace_runtime::TraceConfig::for_launch(cfg).kernel(name);
     if std::env::var_os("KTRACE_OUT").is_none() {
         tc.output = Some(format!("{name}_trace.json").into());
     }

@@ -74,6 +74,7 @@ fn main() {
             sm_count: 132,
             clock_khz: 2_000_000,
             layout_version: 1,
+            ..DeviceInfo::default()
         },
         regions: Regions::from_table(&[
             (0, "kernel"),
@@ -85,6 +86,7 @@ fn main() {
             (6, "zero"),
         ]),
         launches: vec![launch.into_capture(), sample_launch(1, 50)],
+        clock_syncs: Vec::new(),
     };
     if let Err(e) = cap.save(&out) {
         eprintln!("synth_capture: {e}");
