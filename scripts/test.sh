@@ -65,7 +65,8 @@ mkdir -p target/check-pftrace
 target/debug/examples/synth_capture "$synth" >/dev/null
 "$venv/bin/python" scripts/check-pftrace.py --ktrace target/debug/ktrace \
     --ping-pong tests/data/h200_two_gpus_gpu0.ktrace tests/data/h200_two_gpus_gpu1.ktrace \
-    tests/data/h200_gemm2048_anchors.ktrace tests/data/h200_gemm2048.ktrace "$synth"
+    tests/data/h200_gemm2048_v2.ktrace tests/data/h200_gemm2048_anchors.ktrace \
+    tests/data/h200_gemm2048.ktrace "$synth"
 echo "== cargo package (each publishable crate packs and builds on its own)"
 cargo package -p ktrace-build -p ktrace-runtime -p ktrace-cli --allow-dirty --quiet
 echo "== the README's crate, built from the README's code blocks"

@@ -102,6 +102,7 @@ impl<'d> LaunchCollector<'d> {
             diagnostics: diagnostics.to_json(DIAGNOSTICS_IN_FILES),
             per_block,
             filter: None,
+            placement: None,
         };
         (summary, diagnostics)
     }

@@ -517,7 +517,16 @@ pub fn export_perfetto(
                 progress(&done);
             }
             let warps_kept = pass.warps_kept;
-            let (summary, diagnostics, _) = pass.finish(trace_path).map_err(io_error)?;
+            let (mut summary, diagnostics, _) = pass.finish(trace_path).map_err(io_error)?;
+            summary.placement = Some(match t.host_axis {
+                Some(a) => serde_json::json!({
+                    "axis": "host_realtime",
+                    "gpu_ahead_ns": a.offset_at(origin),
+                    "uncertainty_ns": a.uncertainty_at(origin),
+                    "clock_syncs": a.points().len(),
+                }),
+                None => serde_json::json!({ "axis": "globaltimer" }),
+            });
             out.push((
                 pw.events_written() - before,
                 warps_kept,

@@ -189,6 +189,14 @@ pub struct Summary {
     /// when the summary covers the whole launch.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub filter: Option<serde_json::Value>,
+    /// Where a Perfetto export placed the launch: `axis` (`host_realtime`
+    /// or `globaltimer`), and on the host's axis `gpu_ahead_ns` (the offset
+    /// subtracted from the GPU's `%globaltimer`, interpolated at the
+    /// launch's origin), `uncertainty_ns` (what the clock syncs prove) and
+    /// `clock_syncs`. Absent from Chrome exports, whose times count from
+    /// the launch's first event.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub placement: Option<serde_json::Value>,
 }
 
 fn micros() -> String {
