@@ -65,7 +65,7 @@ pub struct TraceConfig {
     pub kernel: String,
     /// Measure the GPU's `%globaltimer` against the host's clock at the
     /// session's start and after every traced launch (a handshake of about
-    /// 0.1 ms through mapped host memory; see
+    /// 0.3 ms through mapped host memory; see
     /// [`timeline`](crate::timeline)), so traces line up with the host and
     /// with other GPUs and processes. Default on; off, launches can only be
     /// placed on one GPU's raw `%globaltimer` axis.
