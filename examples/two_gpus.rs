@@ -12,8 +12,8 @@
 //!     [--every-ms 2000] [--one-gpu]
 //! ```
 //!
-//! Writes `two_gpus_gpu0.ktrace` and `two_gpus_gpu1.ktrace` (merge them with
-//! `ktrace merge`). `--one-gpu` plays both sides on GPU 0 (two streams), for
+//! Writes `two_gpus_gpu0.ktrace` and `two_gpus_gpu1.ktrace`, and both on one
+//! timeline in `two_gpus.pftrace` (what `ktrace merge` of the two writes). `--one-gpu` plays both sides on GPU 0 (two streams), for
 //! machines with one GPU.
 
 use std::sync::Arc;
@@ -24,7 +24,10 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKe
 use ktrace_examples::ping_pong::{quantile, rounds, Round};
 use ktrace_examples::{announce, fail, kernels, REGIONS};
 use ktrace_runtime::timeline::{place, Axis};
-use ktrace_runtime::{Capture, KtraceArg, TraceConfig, TraceSession};
+use ktrace_runtime::{
+    export_perfetto, Capture, ExportOptions, HostClocks, KtraceArg, PerfettoOptions,
+    TimelineLaunch, TraceConfig, TraceSession,
+};
 
 struct Args {
     seconds: f64,
@@ -327,6 +330,31 @@ fn report(c0: &Capture, c1: &Capture) -> Result<(), Box<dyn std::error::Error>> 
     if placement.axis != Axis::HostRealtime {
         fail("the captures have no clock syncs");
     }
+    // Both GPUs on one timeline, as `ktrace merge` writes it.
+    let launches: Vec<TimelineLaunch> = [c0, c1]
+        .iter()
+        .zip(&placement.host_axes)
+        .flat_map(|(c, axis)| {
+            c.launches.iter().map(move |l| TimelineLaunch {
+                launch: l,
+                device: &c.device,
+                regions: &c.regions,
+                host_axis: axis.as_ref(),
+            })
+        })
+        .collect();
+    let perfetto = PerfettoOptions {
+        host_clocks: HostClocks::from_syncs(c0.clock_syncs.iter().chain(&c1.clock_syncs)),
+        args: false,
+    };
+    export_perfetto(
+        &launches,
+        std::path::Path::new("two_gpus.pftrace"),
+        &ExportOptions::default(),
+        &perfetto,
+        &mut |_| {},
+    )?;
+    println!("both GPUs on one timeline -> two_gpus.pftrace");
     let fixed = rounds(c0, c1, &placement, true)?;
     let raw = rounds(c0, c1, &placement, false)?;
     let t0 = fixed
