@@ -528,6 +528,10 @@ fn export_perfetto_puts_every_launch_in_one_file() {
         assert!(a["trace"].as_str().unwrap().ends_with("out.pftrace"));
         a["trace"] = serde_json::Value::Null;
         b["trace"] = serde_json::Value::Null;
+        // Plus where the launch was placed: a capture without clock syncs
+        // stays on the GPU's own clock.
+        let placement = a.as_object_mut().unwrap().remove("placement");
+        assert_eq!(placement, Some(serde_json::json!({"axis": "globaltimer"})));
         assert_eq!(a, b, "{p}");
     }
     // --launch: one launch, summary without the launch suffix; --format
