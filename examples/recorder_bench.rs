@@ -6,6 +6,21 @@
 //!
 //! `cargo run --release --example recorder_bench [-- REPS [ITERS]]`
 //!
+//! Designs (rows), all writing the same buffer layout:
+//! - `store`: the default, one 8-byte global store per event
+//!   (`KTRACE_RECORDER_STORE`);
+//! - `ring`: events held in registers, one 256-byte warp store per 32;
+//! - `smem`: `KTRACE_RECORDER_SMEM`, one 8-byte shared-memory store per event, each
+//!   full half of 16 entries copied out with cp.async.bulk; keeps every
+//!   event (ring of 4,096 entries per warp);
+//! - `smem32`: the same build with a 32-entry ring, so the staging area is
+//!   the ring: it keeps the newest 32 entries per warp and copies them out
+//!   at the flush (Proton's policy: no global traffic while recording);
+//! - `smem32na`: as `smem32`, built without time anchors (like Proton).
+//!
+//! Then one line per recorder for an fp32 SGEMM (4096^3): untraced,
+//! traced, traced with a null buffer, and with one block in 33 sampled.
+//!
 //! Columns: `ns/event (SM)` is the extra time per recorded event amortised
 //! over the SM (extra kernel time / events per SM); `cyc/event (warp)` is
 //! the extra time of one warp per event it passes, in SM cycles.
@@ -14,7 +29,9 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, LaunchConfig, PushKernelArg};
 use ktrace_examples::{gpu, kernels, median, sm_count, REGIONS};
-use ktrace_runtime::{KernelModule, KtraceArg, TraceConfig, TraceSession, WarpSampling};
+use ktrace_runtime::{
+    BlockSampling, KernelModule, KtraceArg, TraceConfig, TraceSession, WarpSampling,
+};
 
 const WARPS: u32 = 4;
 
@@ -41,13 +58,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         use cudarc::driver::sys::CUdevice_attribute;
         ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64 / 1e6
     };
-    let designs: [(&str, KernelModule); 2] = [
-        ("store", kernels::RECORDER_STORE),
-        ("ring", kernels::RECORDER_RING),
+    // (name, module, per-warp ring capacity)
+    let designs: [(&str, KernelModule, u32); 5] = [
+        ("store", kernels::RECORDER_STORE, 4096),
+        ("ring", kernels::RECORDER_RING, 4096),
+        ("smem", kernels::RECORDER_SMEM, 4096),
+        ("smem32", kernels::RECORDER_SMEM, 32),
+        ("smem32na", kernels::RECORDER_SMEM_NOANCHOR, 32),
     ];
     println!("recorder microbenchmark: {iters} iterations x 8 dependent FMAs, {WARPS} warps/block, {sms} SMs, median of {reps} alternating launches; clock {clock_ghz:.2} GHz (nominal)");
     println!(
-        "{:<6} {:>6} {:>4} {:>11} {:>11} {:>9} {:>14} {:>17} {:>14} {:>14}",
+        "{:<8} {:>6} {:>4} {:>11} {:>11} {:>9} {:>14} {:>17} {:>14} {:>14}",
         "design",
         "blk/SM",
         "ev/it",
@@ -68,17 +89,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let mut out = stream.alloc_zeros::<f32>((blocks * WARPS * 32) as usize)?;
         ktrace_runtime::set_enabled(Some(true));
-        let mk = |warps: WarpSampling| -> Result<TraceSession, Box<dyn std::error::Error>> {
-            let mut tc = TraceConfig::for_launch(&cfg);
-            tc.cap = 4096;
-            tc.warps = warps;
-            tc.quiet = true;
-            Ok(TraceSession::new(&stream, tc, REGIONS)?)
-        };
-        let all = mk(WarpSampling::All)?;
-        let one = mk(WarpSampling::Mask(1))?;
-        let (arg_all, arg_one) = (all.arg(), one.arg());
-        for (design, module) in &designs {
+        let mk =
+            |warps: WarpSampling, cap: u32| -> Result<TraceSession, Box<dyn std::error::Error>> {
+                let mut tc = TraceConfig::for_launch(&cfg);
+                tc.cap = cap;
+                tc.warps = warps;
+                tc.quiet = true;
+                Ok(TraceSession::new(&stream, tc, REGIONS)?)
+            };
+        let mut sessions = Vec::new();
+        for (design, module, cap) in &designs {
+            let all = mk(WarpSampling::All, *cap)?;
+            let one = mk(WarpSampling::Mask(1), *cap)?;
+            let (arg_all, arg_one) = (all.arg(), one.arg());
+            sessions.push(all);
+            sessions.push(one);
             for (ev, name) in [
                 (0u32, "bench_e0"),
                 (1, "bench_e1"),
@@ -129,14 +154,103 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 } else {
                     (ma - mu) * 1e6 * clock_ghz / (iters as f64 * ev as f64)
                 };
-                println!("{design:<6} {occ:>6} {ev:>4} {mu:>11.4} {ma:>11.4} {:>8.1}% {:>14.3} {:>17.2} {:>14.3} {:>13.1}%",
+                println!("{design:<8} {occ:>6} {ev:>4} {mu:>11.4} {ma:>11.4} {:>8.1}% {:>14.3} {:>17.2} {:>14.3} {:>13.1}%",
                     100.0 * (ma / mu - 1.0), per_event(ma), cyc,
                     if ev == 0 { f64::NAN } else { (m1 - mu) * 1e6 / sites_per_sm },
                     100.0 * (m0 / mu - 1.0));
             }
         }
-        all.discard();
-        one.discard();
+        for s in sessions {
+            s.discard();
+        }
     }
+    for (recorder, module) in [
+        ("store recorder (default)", &kernels::SGEMM_BENCH),
+        ("shared-memory recorder", &kernels::SGEMM_BENCH_SMEM),
+    ] {
+        sgemm(&ctx, &stream, reps, recorder, module)?;
+    }
+    Ok(())
+}
+
+/// The markers on a compute-bound kernel: an fp32 SGEMM (4096^3, two
+/// region pairs per k-tile in every warp, examples/kernels/sgemm_bench.cu)
+/// built with `recorder`, untraced, traced, traced with a null buffer
+/// (tracing off at run time) and traced with one block in 33 sampled,
+/// launches alternating.
+fn sgemm(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<cudarc::driver::CudaStream>,
+    reps: usize,
+    recorder: &str,
+    module: &KernelModule,
+) -> Result<(), Box<dyn std::error::Error>> {
+    const N: u32 = 4096;
+    let ones = vec![1.0f32; (N * N) as usize];
+    let a = stream.clone_htod(&ones)?;
+    let b = stream.clone_htod(&ones)?;
+    let mut c = stream.alloc_zeros::<f32>((N * N) as usize)?;
+    let cfg = LaunchConfig {
+        grid_dim: (N / 128, N / 128, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let fu = load(ctx, module, false, "sgemm_bench")?;
+    let ft = load(ctx, module, true, "sgemm_bench")?;
+    let mk = |blocks: BlockSampling| -> Result<TraceSession, Box<dyn std::error::Error>> {
+        let mut tc = TraceConfig::for_launch(&cfg);
+        tc.cap = 4096;
+        tc.blocks = blocks;
+        tc.quiet = true;
+        Ok(TraceSession::new(stream, tc, REGIONS)?)
+    };
+    let all = mk(BlockSampling::All)?;
+    let some = mk(BlockSampling::Stride(33))?;
+    let (arg_all, arg_some) = (all.arg(), some.arg());
+    let n = N as i32;
+    let mut run = |f: &CudaFunction, arg: &KtraceArg| -> Result<f32, Box<dyn std::error::Error>> {
+        Ok(ktrace_examples::time_ms(ctx, stream, 0, 1, || {
+            let mut l = stream.launch_builder(f);
+            l.arg(&a)
+                .arg(&b)
+                .arg(&mut c)
+                .arg(&n)
+                .arg(&n)
+                .arg(&n)
+                .arg(arg);
+            unsafe { l.launch(cfg) }.map(|_| ())
+        })?[0])
+    };
+    let runs: [(&CudaFunction, &KtraceArg); 4] = [
+        (&fu, &KtraceArg::OFF),
+        (&ft, &arg_all),
+        (&ft, &KtraceArg::OFF),
+        (&ft, &arg_some),
+    ];
+    for (f, arg) in runs {
+        run(f, arg)?;
+    }
+    let mut times = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..reps {
+        for (t, (f, arg)) in times.iter_mut().zip(runs) {
+            t.push(run(f, arg)?);
+        }
+    }
+    let got = stream.clone_dtoh(&c)?;
+    if got.iter().step_by(4097).any(|&v| v != N as f32) {
+        return Err("sgemm: wrong result".into());
+    }
+    let [mu, ma, m0, m33] = times.map(|mut t| median(&mut t) as f64);
+    let tflops = 2.0 * (N as f64).powi(3) / (mu * 1e-3) / 1e12;
+    println!(
+        "sgemm {N}^3 (fp32, 2 region pairs per k-tile in every warp), {recorder}, median of \
+         {reps}: untraced {mu:.3} ms ({tflops:.1} TFLOP/s); traced {:+.2}%; null buffer {:+.2}%; \
+         1 block in 33 {:+.2}%",
+        100.0 * (ma / mu - 1.0),
+        100.0 * (m0 / mu - 1.0),
+        100.0 * (m33 / mu - 1.0)
+    );
+    all.discard();
+    some.discard();
     Ok(())
 }

@@ -1,7 +1,9 @@
-//! A producer/consumer kernel: warp 0 of each block loads tiles into a
-//! shared-memory ring, three consumer warps reduce them, synchronised with
-//! mbarriers. Traced with warp sampling (the producer and the first
-//! consumer), so the timeline shows the two roles side by side.
+//! A producer/consumer kernel in two warpgroups: thread 0 of the producer
+//! warpgroup (which gives its registers back down to 24 with `setmaxnreg`)
+//! copies tiles into a shared-memory ring with cp.async.bulk, four consumer
+//! warps reduce them, synchronised with mbarriers. Traced with warp
+//! sampling (the producer and the first consumer), so the timeline shows
+//! the two roles side by side.
 //!
 //! `KTRACE=1 cargo run --release --example warp_specialized`
 
@@ -10,7 +12,7 @@ use ktrace_examples::{announce, fail, gpu, kernels, trace_config, Rng, REGIONS};
 use ktrace_runtime::{TraceSession, WarpSampling};
 
 const TILE: usize = 1024;
-const THREADS: u32 = 128;
+const THREADS: u32 = 256;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     announce("warp_specialized");
@@ -30,8 +32,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         shared_mem_bytes: 0,
     };
     let mut tc = trace_config("warp_specialized", &cfg);
-    tc.warps = WarpSampling::List(vec![0, 1]); // producer, first consumer
-    tc.cap = (tiles_per_block as u32 * 4).next_power_of_two();
+    // The producer and the first consumer; four events per tile, and the
+    // time anchors between them.
+    tc.warps = WarpSampling::List(vec![0, 4]);
+    tc.cap = (tiles_per_block as u32 * 8).next_power_of_two();
     let mut session = TraceSession::new(&stream, tc, REGIONS)?;
     let arg = session.arg();
     let tpb = tiles_per_block as i32;

@@ -1,8 +1,21 @@
-//! Counts the SASS instructions and memory operations each event costs in
-//! the steady-state loop of the recorder microbenchmark (examples/bench),
-//! for each recorder design, and prints the table. Needs cuobjdump
-//! (scripts/setup-cuda.sh); skipped with a message without it, unless
-//! `KTRACE_REQUIRE_NVCC` is set.
+//! The SASS of each recorder design, read in the steady-state loop of the
+//! recorder microbenchmark (examples/bench: 8 dependent FMAs per iteration
+//! and 1, 2 or 4 events), and checked:
+//!
+//! - the user's FMAs stay between the clock reads where the source puts
+//!   them (the compiler moved none across an event);
+//! - a sampled-out warp (tracing off at run time, or its warp or block not
+//!   sampled) runs exactly one instruction per marker site, the skip
+//!   branch, and nothing per loop iteration;
+//! - an event's common path (no anchor due, nothing to write out) is at
+//!   most a given number of instructions, with the expected global stores
+//!   (one for the store recorder, none for the others) and no reconvergence
+//!   barrier.
+//!
+//! Prints the table: the event's common path, and what the whole loop
+//! costs per event against the untraced loop (the compiler's changes
+//! around the events included). Needs cuobjdump (scripts/setup-cuda.sh);
+//! skipped with a message without it, unless `KTRACE_REQUIRE_NVCC` is set.
 
 use std::path::Path;
 
@@ -10,73 +23,181 @@ use ktrace_build::test_support::cuda_tools;
 
 mod common;
 
-fn sass(tool: &Path, cubin: &Path, function: &str) -> Vec<(u64, String)> {
+type Code = Vec<(u64, String)>;
+
+fn sass(tool: &Path, cubin: &Path, function: &str) -> Code {
     common::sass(tool, cubin, Some(function))
 }
 
-/// The loop with the most FFMAs: (instructions, FFMAs, global stores, and
-/// the FFMAs between consecutive clock reads).
-fn main_loop(code: &[(u64, String)]) -> (usize, usize, usize, Vec<usize>) {
-    let mut best = (0, 0, 0, Vec::new());
+/// The target of a branch instruction (`BRA 0x…`, predicated or not).
+fn target(ins: &str) -> Option<u64> {
+    let t = ins.split("BRA ").nth(1)?;
+    u64::from_str_radix(t.trim().trim_start_matches("0x"), 16).ok()
+}
+
+/// The loop with the most FFMAs: the indices of its first and last (the
+/// backward branch) instructions.
+fn main_loop(code: &Code) -> (usize, usize) {
+    let mut best = (0, 0, 0);
     for (i, (addr, ins)) in code.iter().enumerate() {
-        let Some(target) = ins.split("BRA ").nth(1) else {
+        let Some(t) = target(ins).filter(|t| t < addr) else {
             continue;
         };
-        let Ok(target) = u64::from_str_radix(target.trim().trim_start_matches("0x"), 16) else {
-            continue;
-        };
-        if target >= *addr {
-            continue;
+        let start = code.iter().position(|(a, _)| *a == t).unwrap();
+        let fma = code[start..=i]
+            .iter()
+            .filter(|(_, s)| s.contains("FFMA"))
+            .count();
+        if fma > best.2 {
+            best = (start, i, fma);
         }
-        // Code skipped by a forward branch over an inner loop (the ring
-        // recorder's group store, run once per 32 events) is not executed per
-        // event: leave it out.
-        let range = &code[..=i];
-        let target_of = |s: &str| {
-            u64::from_str_radix(s.split("BRA ").nth(1)?.trim().trim_start_matches("0x"), 16).ok()
-        };
-        let backward: Vec<u64> = range
+    }
+    assert!(best.2 > 0, "no FMA loop found");
+    (best.0, best.1)
+}
+
+/// Whether `code[i]` is an event's skip branch: a forward branch followed,
+/// within three instructions and before any other branch, by the event's
+/// clock read.
+fn is_skip(code: &Code, i: usize) -> bool {
+    target(&code[i].1).is_some_and(|t| t > code[i].0)
+        && code[i + 1..]
             .iter()
-            .filter(|(a, s)| *a >= target && target_of(s).is_some_and(|t| t < *a && t > target))
-            .map(|(a, _)| *a)
-            .collect();
-        let forward: Vec<(u64, u64)> = range
-            .iter()
-            .filter(|(a, _)| *a >= target)
-            .filter_map(|(a, s)| target_of(s).filter(|t| t > a).map(|t| (*a, t)))
-            .collect();
-        // Time anchors (a globaltimer read and one more store) run once per
-        // KTRACE_ANCHOR_CYCLES, not per event: code skipped by a forward
-        // branch over them is left out too.
-        let anchors: Vec<u64> = range
-            .iter()
-            .filter(|(a, s)| *a >= target && s.contains("SR_GLOBALTIMER"))
-            .map(|(a, _)| *a)
-            .collect();
-        // For each inner loop and anchor, the smallest forward branch that
-        // skips it.
-        let skipped: Vec<(u64, u64)> = backward
-            .iter()
-            .chain(&anchors)
-            .filter_map(|b| {
-                forward
-                    .iter()
-                    .filter(|(a, t)| a < b && b < t)
-                    .min_by_key(|(a, t)| t - a)
-                    .copied()
-            })
-            .collect();
-        let body: Vec<&String> = range
-            .iter()
-            .filter(|(a, _)| *a >= target && !skipped.iter().any(|(lo, hi)| a > lo && a < hi))
-            .map(|(_, s)| s)
-            .collect();
-        let ffma = body.iter().filter(|s| s.contains("FFMA")).count();
-        if ffma > best.1 {
-            let stg = body.iter().filter(|s| s.contains("STG")).count();
+            .take(3)
+            .take_while(|(_, s)| !s.contains("BRA"))
+            .any(|(_, s)| s.contains("SR_CLOCKLO"))
+}
+
+/// Whether instructions `from..to` (indices) hold a recorder's rare work:
+/// a time anchor, a copy of a staged half, or an inner loop (the ring
+/// recorder's group store).
+fn rare(code: &Code, from: usize, to: usize) -> bool {
+    code[from..to].iter().any(|(a, s)| {
+        s.contains("SR_GLOBALTIMER")
+            || s.contains("UBLKCP")
+            || target(s).is_some_and(|t| t < *a && t >= code[from].0)
+    })
+}
+
+fn index_of(code: &Code, addr: u64) -> usize {
+    code.iter()
+        .position(|(a, _)| *a == addr)
+        .unwrap_or_else(|| panic!("no instruction at {addr:#x}"))
+}
+
+/// The instructions a warp runs from `from` to index `to` (exclusive):
+/// past each event (skip branches taken) when `skip`, else through each
+/// event's common path (forward branches over rare work taken, the others
+/// not).
+fn walk(code: &Code, from: usize, to: usize, skip: bool) -> Vec<String> {
+    let mut path = Vec::new();
+    let mut i = from;
+    while i < to {
+        let (addr, ins) = &code[i];
+        path.push(ins.clone());
+        if let Some(t) = target(ins).filter(|t| t > addr) {
+            let j = index_of(code, t);
+            if (skip && is_skip(code, i)) || (!is_skip(code, i) && rare(code, i + 1, j)) {
+                i = j;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    path
+}
+
+/// The common path of each event in the loop: from its skip branch to
+/// where the skip branch lands.
+fn events(code: &Code, from: usize, to: usize) -> Vec<Vec<String>> {
+    (from..to)
+        .filter(|&i| is_skip(code, i))
+        .map(|i| {
+            let join = index_of(code, target(&code[i].1).unwrap());
+            let mut path = vec![code[i].1.clone()];
+            path.extend(walk(code, i + 1, join, false));
+            path
+        })
+        .collect()
+}
+
+struct Design {
+    name: &'static str,
+    /// Most instructions an event's common path may take.
+    max_event: usize,
+    /// Global stores on an event's common path.
+    stores: usize,
+}
+
+#[test]
+fn events_and_sampled_out_sites_in_the_benchmark_loop() {
+    let Some([tool]) = cuda_tools(["cuobjdump"]) else {
+        return;
+    };
+    let dir = Path::new(env!("OUT_DIR")).join("ktrace/kernels");
+    let designs = [
+        Design {
+            name: "store",
+            max_event: 10,
+            stores: 1,
+        },
+        Design {
+            name: "ring",
+            max_event: 10,
+            stores: 0,
+        },
+        Design {
+            name: "smem",
+            max_event: 8,
+            stores: 0,
+        },
+        Design {
+            name: "smem_noanchor",
+            max_event: 8,
+            stores: 0,
+        },
+    ];
+    println!(
+        "{:<14} {:>6} {:>12} {:>14} {:>13} {:>16}",
+        "design", "ev/it", "event path", "loop/event", "off/site", "common path of one event"
+    );
+    for d in &designs {
+        let u = dir.join(format!("recorder_{}.untraced.cubin", d.name));
+        let t = dir.join(format!("recorder_{}.traced.cubin", d.name));
+        for ev in [1usize, 2, 4] {
+            let f = format!("bench_e{ev}");
+            let uc = sass(&tool, &u, &f);
+            let tc = sass(&tool, &t, &f);
+            let (us, ue) = main_loop(&uc);
+            let (ts, te) = main_loop(&tc);
+            let fma = |c: &Code, s: usize, e: usize| {
+                c[s..=e].iter().filter(|(_, x)| x.contains("FFMA")).count() as f64 / 8.0
+            };
+            let (u_iters, t_iters) = (fma(&uc, us, ue), fma(&tc, ts, te));
+            let untraced = (ue - us + 1) as f64 / u_iters;
+
+            // Sampled out: the skip branch at each site, nothing else.
+            let sites = (ts..=te).filter(|&i| is_skip(&tc, i)).count() as f64 / t_iters;
+            assert_eq!(
+                sites, ev as f64,
+                "{} {f}: marker sites per iteration",
+                d.name
+            );
+            let off = walk(&tc, ts, te + 1, true).len() as f64 / t_iters;
+            let off_site = (off - untraced) / sites;
+            assert_eq!(
+                off_site, 1.0,
+                "{} {f}: a sampled-out warp runs {off} instructions per iteration against \
+                 {untraced} untraced ({sites} sites)",
+                d.name
+            );
+
+            // Traced: the FMAs between consecutive clock reads, as in the
+            // source, on the path the loop takes.
+            let on = walk(&tc, ts, te + 1, false);
             let mut gaps = Vec::new();
             let mut run = None;
-            for s in &body {
+            for s in &on {
                 if s.contains("SR_CLOCKLO") {
                     if let Some(r) = run {
                         gaps.push(r);
@@ -86,58 +207,48 @@ fn main_loop(code: &[(u64, String)]) -> (usize, usize, usize, Vec<usize>) {
                     run = run.map(|r| r + 1);
                 }
             }
-            best = (body.len(), ffma, stg, gaps);
-        }
-    }
-    best
-}
-
-#[test]
-fn instructions_per_event_in_the_benchmark_loop() {
-    let Some([tool]) = cuda_tools(["cuobjdump"]) else {
-        return;
-    };
-    let dir = Path::new(env!("OUT_DIR")).join("ktrace/kernels");
-    println!("design       events/iter  instr/iter untraced  instr/iter traced  instr/event  STG/event (1/32 = one group store per 32 events)");
-    for design in ["store", "ring"] {
-        let u = dir.join(format!("recorder_{design}.untraced.cubin"));
-        let t = dir.join(format!("recorder_{design}.traced.cubin"));
-        let (base_n, base_f, _, _) = main_loop(&sass(&tool, &u, "bench_e0"));
-        assert!(base_f >= 8, "{design}: no FMA loop found");
-        let base = base_n as f64 / (base_f as f64 / 8.0);
-        for ev in [1usize, 2, 4] {
-            let f = format!("bench_e{ev}");
-            let (un, uf, _, _) = main_loop(&sass(&tool, &u, &f));
-            let per_iter_u = un as f64 / (uf as f64 / 8.0);
-            assert_eq!(
-                per_iter_u, base,
-                "{design} {f}: untraced loop differs from the marker-free one"
-            );
-            let (tn, tf, ts, gaps) = main_loop(&sass(&tool, &t, &f));
-            // The user's FMAs stay where the source puts them between the
-            // markers: the compiler did not move them across a clock read.
             let pattern: &[usize] = match ev {
                 1 => &[8],
                 2 => &[8, 0],
                 _ => &[4, 4, 0, 0],
             };
-            let start = (0..pattern.len()).find(|&o| {
+            let aligned = (0..pattern.len()).any(|o| {
                 gaps.iter()
                     .enumerate()
                     .all(|(i, g)| *g == pattern[(i + o) % pattern.len()])
             });
             assert!(
-                gaps.len() >= pattern.len() && start.is_some(),
-                "{design} {f}: FMAs between clock reads {gaps:?}, expected repeats of {pattern:?}"
+                gaps.len() >= pattern.len() && aligned,
+                "{} {f}: FMAs between clock reads {gaps:?}, expected repeats of {pattern:?}",
+                d.name
             );
-            let iters = tf as f64 / 8.0;
-            let per_iter_t = tn as f64 / iters;
-            let per_event = (per_iter_t - base) / ev as f64;
-            let stg = ts as f64 / iters / ev as f64;
-            println!("{design:<12} {ev:>11} {per_iter_u:>20.1} {per_iter_t:>18.1} {per_event:>12.2} {stg:>10.3}");
-            assert!(
-                per_event > 0.0 && per_event < 16.0,
-                "{design} {f}: {per_event} instructions per event"
+            let loop_event = (on.len() as f64 / t_iters - untraced) / ev as f64;
+
+            // One event's common path.
+            let paths = events(&tc, ts, te + 1);
+            let longest = paths.iter().max_by_key(|p| p.len()).unwrap();
+            for p in &paths {
+                let stg = p.iter().filter(|s| s.contains("STG")).count();
+                assert!(
+                    p.len() <= d.max_event && stg == d.stores,
+                    "{} {f}: an event takes {} instructions and {stg} global stores (at most \
+                     {} and exactly {} expected): {p:?}",
+                    d.name,
+                    p.len(),
+                    d.max_event,
+                    d.stores
+                );
+                assert!(
+                    !p.iter().any(|s| s.contains("BSSY") || s.contains("BSYNC")),
+                    "{} {f}: a reconvergence barrier on the event's path: {p:?}",
+                    d.name
+                );
+            }
+            println!(
+                "{:<14} {ev:>6} {:>12} {loop_event:>14.2} {off_site:>13.2}   {}",
+                d.name,
+                longest.len(),
+                longest.join(" | ")
             );
         }
     }

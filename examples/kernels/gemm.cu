@@ -106,6 +106,11 @@
 #define GEMM_SMEM_BYTES (GEMM_STAGES * GEMM_STAGE_BYTES + 1024 + 128)  // 197760
 #define GEMM_PRODUCER_REGS 40
 #define GEMM_CONSUMER_REGS 232
+// Were the kernel switched to the shared-memory recorder, its
+// KTRACE_SMEM_BYTES of static shared memory would add to the dynamic
+// GEMM_SMEM_BYTES: checked here, at compile time, rather than by a failed
+// launch (0 bytes with the default store recorder).
+KTRACE_ASSERT_SMEM_FITS(GEMM_SMEM_BYTES);
 
 namespace gemm_sm90 {
 

@@ -36,6 +36,93 @@
 #define KTRACE_ON 0
 #endif
 
+// Which recorder writes the events (see Context below):
+//   KTRACE_RECORDER_STORE (0, the default): each event is one 8-byte
+//     streaming store to global memory, made by every lane that reaches the
+//     marker (the same bytes to the same address: one memory transaction).
+//     No shared memory. Markers may be reached by the whole warp or by lane
+//     0 alone.
+//   KTRACE_RECORDER_RING (1): each lane holds one event of the current
+//     group of 32 in registers; every 32 events the whole warp writes the
+//     group with one coalesced 256-byte store. Markers must be reached by
+//     the whole warp.
+//   KTRACE_RECORDER_SMEM (2, sm_90 and later): each event is one 8-byte
+//     store into a per-warp staging area in shared memory; every 16 entries
+//     one lane hands the filled half of the area to the copy engine
+//     (cp.async.bulk, 128 bytes to the global ring) while the warp fills
+//     the other half. Takes KTRACE_SMEM_BYTES of static shared memory per
+//     block, and fewer registers than the store recorder: for code with a
+//     small register budget (a producer warp after setmaxnreg). On the H200
+//     it measured dearer per event than the store recorder
+//     (docs/performance.md). Markers may be reached by the whole warp or by
+//     lane 0 alone.
+// All three write the same buffer layout (ktrace_layout.h). A kernel picks
+// one by defining KTRACE_RECORDER before including this header, e.g.
+//   #define KTRACE_RECORDER KTRACE_RECORDER_SMEM
+#define KTRACE_RECORDER_STORE 0
+#define KTRACE_RECORDER_RING 1
+#define KTRACE_RECORDER_SMEM 2
+#ifndef KTRACE_RECORDER
+#define KTRACE_RECORDER KTRACE_RECORDER_STORE
+#endif
+#if KTRACE_RECORDER != KTRACE_RECORDER_STORE && KTRACE_RECORDER != KTRACE_RECORDER_RING && \
+    KTRACE_RECORDER != KTRACE_RECORDER_SMEM
+#error "ktrace: KTRACE_RECORDER must be KTRACE_RECORDER_STORE, _RING or _SMEM"
+#endif
+#if KTRACE_ON && KTRACE_RECORDER == KTRACE_RECORDER_SMEM && defined(__CUDA_ARCH__) && \
+    __CUDA_ARCH__ < 900
+#error "ktrace: KTRACE_RECORDER_SMEM needs sm_90 or later (cp.async.bulk); use KTRACE_RECORDER_STORE"
+#endif
+
+#ifndef KTRACE_SMEM_WARPS
+// Warps per block the shared-memory recorder reserves a staging area for.
+// 32 covers every block; a kernel whose blocks have fewer warps may define
+// it lower to take less shared memory (a traced warp whose index is not
+// below it stops the kernel with a trap).
+#define KTRACE_SMEM_WARPS 32
+#endif
+#if KTRACE_SMEM_WARPS < 1 || KTRACE_SMEM_WARPS > 32
+#error "ktrace: KTRACE_SMEM_WARPS must be 1 to 32"
+#endif
+// Entries in each half of a warp's staging area, and the bytes a warp's
+// area takes: two halves of 16 entries and 16 bytes of state (where the
+// warp's events go in the global buffer).
+#define KTRACE_STAGE_HALF 16
+#define KTRACE_SMEM_WARP_BYTES (2 * KTRACE_STAGE_HALF * 8 + 16)
+// Static shared memory a block of the traced build takes for recording with
+// KTRACE_RECORDER_SMEM: 272 bytes per warp, 8,704 bytes with the default
+// KTRACE_SMEM_WARPS (0 for the untraced build and the other recorders).
+#if KTRACE_ON && KTRACE_RECORDER == KTRACE_RECORDER_SMEM
+#define KTRACE_SMEM_BYTES (KTRACE_SMEM_WARPS * KTRACE_SMEM_WARP_BYTES)
+#else
+#define KTRACE_SMEM_BYTES 0
+#endif
+// The most shared memory (static and dynamic) one block may have on the
+// architecture being compiled for, opted in: KTRACE_ASSERT_SMEM_FITS
+// checks a kernel's own bytes against it at compile time.
+// (The host pass, which compiles no device code, gets the largest.)
+#if !defined(__CUDA_ARCH__) || (__CUDA_ARCH__ >= 900 && __CUDA_ARCH__ < 1200)
+#define KTRACE_SMEM_BLOCK_LIMIT (227 * 1024)
+#elif __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870
+#define KTRACE_SMEM_BLOCK_LIMIT (163 * 1024)
+#elif __CUDA_ARCH__ == 700 || __CUDA_ARCH__ == 720
+#define KTRACE_SMEM_BLOCK_LIMIT (96 * 1024)
+#elif __CUDA_ARCH__ == 750
+#define KTRACE_SMEM_BLOCK_LIMIT (64 * 1024)
+#else
+#define KTRACE_SMEM_BLOCK_LIMIT (99 * 1024)
+#endif
+/// Fails the build, with a message naming the way out, when `bytes` of the
+/// kernel's own shared memory (its dynamic shared memory, say) and the
+/// recorder's KTRACE_SMEM_BYTES exceed what one block may have. Use it in
+/// kernels that size their shared memory with a compile-time constant.
+#define KTRACE_ASSERT_SMEM_FITS(bytes)                                                   \
+  static_assert((bytes) + KTRACE_SMEM_BYTES <= KTRACE_SMEM_BLOCK_LIMIT,                  \
+                "ktrace: this kernel's shared memory and the KTRACE_SMEM_BYTES the "     \
+                "shared-memory recorder adds exceed a block's limit; use the store "     \
+                "recorder (the default, no shared memory) or define a lower "            \
+                "KTRACE_SMEM_WARPS before including ktrace.cuh")
+
 #define KTRACE_CAT_(a, b) a##b
 #define KTRACE_CAT(a, b) KTRACE_CAT_(a, b)
 
@@ -103,22 +190,6 @@ __device__ __forceinline__ void store_event(uint64_t addr, uint32_t clk, uint32_
       "@q st.global.cs.v2.u32 [%0], {%1, %2};\n\t}" ::"l"(addr),
       "r"(clk), "r"(tag), "r"((uint32_t)p));
 }
-
-#ifndef KTRACE_RECORDER
-/// How events reach the buffer:
-///   0  KTRACE_RECORDER_STORE: each event is one 8-byte streaming store,
-///      made by every lane that reaches the marker (the same bytes to the
-///      same address: one memory transaction). Markers may be reached by the
-///      whole warp or by one lane alone (single-thread producer code).
-///   1  KTRACE_RECORDER_RING: each lane holds one event of the current group
-///      of 32 in registers; every 32 events the whole warp writes the group
-///      with one coalesced 256-byte store. Markers must be reached by the
-///      whole warp.
-#define KTRACE_RECORDER 0
-#endif
-#define KTRACE_RECORDER_STORE 0
-
-#define KTRACE_RECORDER_RING 1
 
 #ifndef KTRACE_ANCHOR_CYCLES
 /// SM cycles between time anchors (see ktrace_layout.h), a power of two.
@@ -210,42 +281,329 @@ static_assert(sizeof(ktrace_event) == 8 && offsetof(ktrace_event, clock) == 0 &&
   "KTRACE_" L "_HELD_%=:\n\t"
 #endif
 
-/// Per-warp trace context.
+/// Which slot a warp writes, computed once at open from the launch's
+/// `ktrace_arg`: whether the warp is traced, its warp index in the block,
+/// the block's linear index, and the address of its slot (0 when not
+/// traced).
+struct Open {
+  bool skip;
+  uint32_t warp;
+  uint32_t block;
+  uint64_t slot;
+};
+
+__device__ __forceinline__ Open open_slot(const ktrace_arg& arg) {
+  Open o;
+  const uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  // Read from one lane: the compiler then knows every value derived from
+  // it is warp-uniform, so the per-event skip branch needs no
+  // reconvergence barrier.
+  const uint32_t active = __activemask();
+  o.warp = __shfl_sync(active, tid / 32, __ffs(active) - 1);
+  o.block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  const bool warp_on = o.warp < 32 && ((arg.warp_mask >> o.warp) & 1u);
+  const uint32_t stride = arg.block_stride ? arg.block_stride : 1u;
+  const uint32_t block_slot = o.block / stride;
+  const bool block_on = (o.block % stride) == 0 && block_slot < arg.blocks_traced;
+  o.skip = arg.buffer == 0 || !warp_on || !block_on;
+  o.slot = 0;
+  if (!o.skip) {
+    const uint32_t warp_slot = __popc(arg.warp_mask & ((1u << o.warp) - 1u));
+    const uint64_t slot_bytes = sizeof(ktrace_slot_meta) + (sizeof(ktrace_event) << arg.cap_log2);
+    o.slot = arg.buffer +
+             (static_cast<uint64_t>(block_slot) * arg.warps_traced + warp_slot) * slot_bytes;
+  }
+  return o;
+}
+
+/// Writes the open half of a slot's metadata (from the lane where `leader`
+/// is set): the timer pair `clk`, `gt`, then the ids and the open magic.
+__device__ __forceinline__ void write_open(const Open& o, uint64_t clk, uint64_t gt, bool leader) {
+  const uint32_t ids = o.warp | (smid() << layout::kSmidShift);
+  store_v4_cs(o.slot + layout::kOpenTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
+              (uint32_t)(clk >> 32), leader);
+  store_v4_cs(o.slot + layout::kOpenIds, o.block, ids, KTRACE_OPEN_MAGIC, 0u, leader);
+}
+
+/// Writes the flush half of a slot's metadata (from the lane where
+/// `leader` is set): the closing timer pair and the entry count.
+__device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool leader) {
+  const uint64_t clk = clock64();
+  const uint64_t gt = globaltimer();
+  store_v4_cs(slot + layout::kFlushTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
+              (uint32_t)(clk >> 32), leader);
+  store_v4_cs(slot + layout::kFlushCount, count, KTRACE_FLUSH_MAGIC, 0u, 0u, leader);
+}
+
+#if KTRACE_RECORDER == KTRACE_RECORDER_SMEM
+
+/// The staging areas of a block's warps: warp w's area starts at byte
+/// w * KTRACE_SMEM_WARP_BYTES and holds, in order, half 0 (16 entries),
+/// half 1 (16 entries) and its state {events address (2 words), entries
+/// already handed to global memory, cap - 1}.
+static __shared__ __align__(128) uint4 ktrace_smem_area[KTRACE_SMEM_WARPS * KTRACE_SMEM_WARP_BYTES / 16];
+static_assert(KTRACE_SMEM_WARP_BYTES % 16 == 0, "ktrace: staging areas are 16-byte aligned");
+
+/// 8-byte shared-memory store, predicated on `p`.
+__device__ __forceinline__ void st_shared_v2(uint32_t addr, uint32_t a, uint32_t b, bool p) {
+  asm volatile(
+      "{\n\t.reg .pred q;\n\t"
+      "setp.ne.b32 q, %3, 0;\n\t"
+      "@q st.shared.v2.u32 [%0], {%1, %2};\n\t}" ::"r"(addr),
+      "r"(a), "r"(b), "r"((uint32_t)p)
+      : "memory");
+}
+
+/// Per-warp trace context, shared-memory staging recorder.
+///
+/// Live state across a loop, all warp-uniform: the shared-memory address of
+/// the next entry, the end of the half being filled (minus 1 in half 1),
+/// the clock of the last time anchor, and the skip flag (held by the
+/// compiler as a predicate). Where the events go in global memory is kept
+/// in the staging area's state and read only when a half is full.
+///
+/// An event: the uniform skip branch, the pointer increment, the clock
+/// read, the tag into the register beside it, one 8-byte shared store, and
+/// one test for "an anchor is due or the half is full" (a `LOP3` and an
+/// `ISETP` with a predicate input) with its branch: 8 SASS instructions,
+/// no global memory operation. The pointer is advanced before the store,
+/// which then writes at pointer - 8: advanced after it, the increment
+/// waited for the store to read its address register (measured on the
+/// H200: 65 cycles per event at one warp per scheduler, 50 this way). Every
+/// 16 entries lane 0 hands the full half (128 bytes) to cp.async.bulk
+/// after a proxy fence, and the warp waits only for the copy of the other
+/// half, issued 16 entries earlier, to have been read.
+class Context {
+ public:
+  __device__ __forceinline__ explicit Context(const ktrace_arg& arg) {
+    const Open o = open_slot(arg);
+#if KTRACE_SMEM_WARPS < 32
+    if (!o.skip && o.warp >= KTRACE_SMEM_WARPS) __trap();
+#endif
+    skip_ = o.skip ? 1u : 0u;
+    const bool leader = !o.skip && elect_leader();
+    // The clock first, then the globaltimer: the order of every anchor.
+    write_open(o, clock64(), globaltimer(), leader);
+    // The first event always records an anchor: the clock moves fastest
+    // when a kernel's warps start, and a warp's first events then get a
+    // measured time rather than one interpolated from its open.
+    anchor_clk_ = clock32() - KTRACE_ANCHOR_CYCLES;
+    const uint32_t area = static_cast<uint32_t>(__cvta_generic_to_shared(ktrace_smem_area)) +
+                          (o.warp % KTRACE_SMEM_WARPS) * KTRACE_SMEM_WARP_BYTES;
+    // State: the slot's address, entries retired so far, cap - 1, written
+    // by every lane of a traced warp (the same bytes), so that any lane
+    // reads back what it wrote itself.
+    st_shared_v2(area + 2 * KTRACE_STAGE_HALF * 8, (uint32_t)o.slot, (uint32_t)(o.slot >> 32),
+                 !o.skip);
+    st_shared_v2(area + 2 * KTRACE_STAGE_HALF * 8 + 8, 0u, (1u << arg.cap_log2) - 1u, !o.skip);
+    at_ = area;
+    end_ = area + KTRACE_STAGE_HALF * 8;  // half 0: the low bits stay clear
+  }
+
+  __device__ __forceinline__ ~Context() { flush(); }
+
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  /// Writes the entries still staged, the closing timer pair and the entry
+  /// count. Called by the destructor; later calls do nothing. Reached by
+  /// the warp's lanes that recorded (the whole warp or lane 0), or more:
+  /// the staging pointers are taken from the lowest active lane.
+  __device__ __forceinline__ void flush() {
+    if (skip_) return;
+    const uint32_t active = __activemask();
+    const int src = __ffs(active) - 1;
+    const uint32_t at = __shfl_sync(active, at_, src);
+    const uint32_t endq = __shfl_sync(active, end_, src);
+    const uint32_t end = (endq + 7u) & ~7u;
+    const uint32_t second = end - endq;  // 1 in half 1
+    const uint32_t start = end - KTRACE_STAGE_HALF * 8;
+    const uint32_t state = end + (1u - second) * KTRACE_STAGE_HALF * 8;
+    uint32_t lt;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
+    const uint32_t rank = __popc(active & lt);
+    const bool leader = rank == 0;
+    // The copies issued (by lane 0) are complete before the metadata says
+    // the warp is done; a lane without copies does not wait.
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    __syncwarp(active);
+    uint32_t lo, hi, done, mask;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(lo), "=r"(hi), "=r"(done), "=r"(mask)
+                 : "r"(state)
+                 : "memory");
+    const uint64_t slot = (static_cast<uint64_t>(hi) << 32) | lo;
+    const uint64_t events = slot + sizeof(ktrace_slot_meta);
+    const uint32_t held = (at - start) / 8u;
+    const uint32_t lanes = __popc(active);
+    for (uint32_t j = rank; j < held; j += lanes) {
+      uint32_t c, t;
+      asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(c), "=r"(t) : "r"(start + 8u * j) : "memory");
+      store_event(events + static_cast<uint64_t>((done + j) & mask) * sizeof(ktrace_event), c, t,
+                  true);
+    }
+    if (mask == 2 * KTRACE_STAGE_HALF - 1u) {
+      // A 32-entry ring: nothing was copied before, and entry i sits at
+      // index i % 32 of both the area and the ring, so the area is copied
+      // as it is (the entries just written included).
+      const uint32_t area = state - 2 * KTRACE_STAGE_HALF * 8;
+      const uint32_t kept = done + held < 32u ? done + held : 32u;
+      for (uint32_t k = rank; k < kept; k += lanes) {
+        uint32_t c, t;
+        asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(c), "=r"(t) : "r"(area + 8u * k) : "memory");
+        store_event(events + static_cast<uint64_t>(k) * sizeof(ktrace_event), c, t, true);
+      }
+    }
+    write_flush(slot, done + held, leader);
+    skip_ = 1u;
+  }
+
+  /// Records one event: `tag` is `region | type << 16`.
+  __device__ __forceinline__ void record(uint32_t tag) {
+    // One asm block, so the compiler cannot move the user's code across the
+    // clock read. Warps that are not traced jump over the event (a uniform
+    // branch on a predicate the compiler keeps across loops). Every lane
+    // that reaches the marker stores the same entry to the same address.
+    //
+    // The rare path, entered when the half is full or an anchor is due.
+    // Not full: the anchor goes after the event, and may fill the half.
+    // Full: every lane waits until the copy issued from the other half 16
+    // entries ago has read it (long done), the anchor if due goes first
+    // into the other half, lane 0 hands the full half to the copy engine,
+    // and the warp goes on in the other half. Either way the globaltimer
+    // is read first, within a few instructions of the event's clock.
+    asm volatile(
+        "{\n\t"
+        ".reg .pred skip, due, full, lead;\n\t"
+        ".reg .u32 clk, t, h, s, lo, hi;\n\t"
+        ".reg .u64 g, gt;\n\t"
+        "setp.ne.u32 skip, %3, 0;\n\t"
+        "@skip bra.uni KTRACE_DONE_%=;\n\t"
+        "add.u32 %0, %0, 8;\n\t"
+        "mov.u64 g, %%clock64;\n\t"  // only the low half is used: CS2R.32
+        "cvt.u32.u64 clk, g;\n\t"
+        "st.shared.v2.u32 [%0+-8], {clk, %4};\n\t"
+#if KTRACE_ANCHOR_CYCLES
+        "xor.b32 t, clk, %1;\n\t"
+        "and.b32 t, t, %5;\n\t"
+        "setp.ne.u32 due, t, 0;\n\t"
+        "setp.ge.or.u32 full, %0, %2, due;\n\t"
+        "@!full bra.uni KTRACE_DONE_%=;\n\t"
+        // The anchor's %globaltimer first (read whether or not an anchor is
+        // due, so that it is not kept across events), before the half is
+        // handed over.
+        "mov.u64 gt, %%globaltimer;\n\t"
+        "setp.ge.u32 full, %0, %2;\n\t"
+        "@full bra.uni KTRACE_FULL_%=;\n\t"
+        // Not full: the anchor follows the event in this half.
+        "mov.b64 {lo, hi}, gt;\n\t"
+        "and.b32 hi, hi, 0xffff;\n\t"
+        "or.b32 hi, hi, %6;\n\t"
+        "st.shared.v2.u32 [%0], {lo, hi};\n\t"
+        "add.u32 %0, %0, 8;\n\t"
+        "mov.u32 %1, clk;\n\t"
+        "setp.ne.u32 due, %0, %0;\n\t"
+        "setp.ge.u32 full, %0, %2;\n\t"
+        "@!full bra.uni KTRACE_DONE_%=;\n"
+#else
+        "setp.lt.u32 full, %0, %2;\n\t"
+        "@full bra.uni KTRACE_DONE_%=;\n"
+#endif
+        "KTRACE_FULL_%=:\n\t"
+        // Few temporaries, in this order. h = 1 when half 1 is full (the
+        // low bits of %2); %2 becomes e, the end of the full half, and %0
+        // the start of the other half (e, or e - 256).
+        "neg.s32 h, %2;\n\t"
+        "and.b32 h, h, 7;\n\t"
+        "add.u32 %2, %2, h;\n\t"
+        "mad.lo.u32 %0, h, -256, %2;\n\t"
+        // The other half is free once the copy issued from it 16 entries
+        // ago has read it (long done).
+        "cp.async.bulk.wait_group.read 0;\n\t"
+#if KTRACE_ANCHOR_CYCLES
+        // The anchor, if due, goes first into the other half.
+        "@!due bra.uni KTRACE_COPY_%=;\n\t"
+        "mov.b64 {lo, hi}, gt;\n\t"
+        "and.b32 hi, hi, 0xffff;\n\t"
+        "or.b32 hi, hi, %6;\n\t"
+        "st.shared.v2.u32 [%0], {lo, hi};\n\t"
+        "add.u32 %0, %0, 8;\n\t"
+        "mov.u32 %1, clk;\n"
+        "KTRACE_COPY_%=:\n\t"
+#endif
+        // The state sits 256 bytes past the area's start, at t + 128:
+        // {slot address, entries retired, cap - 1}. Every lane
+        // counts the half as retired (the same store); lane 0 (it records
+        // in every warp that records) copies it to events[retired &
+        // (cap - 1)], unless the ring is 32 entries, the size of the
+        // staging area: then the area itself keeps the newest 32 entries and
+        // flush() copies them. Only the copy is predicated: no
+        // lane-dependent branch, so the event needs no reconvergence
+        // barrier.
+        // (From %0, after the anchor: the loads then stay after it, and
+        // their registers do not add to the anchor's.)
+        "and.b32 t, %0, -16;\n\t"
+        "shl.b32 s, h, 7;\n\t"
+        "add.u32 t, t, s;\n\t"
+        "ld.shared.v2.u32 {lo, hi}, [t+136];\n\t"
+        "setp.ne.u32 lead, hi, 31;\n\t"
+        "and.b32 hi, hi, lo;\n\t"
+        "add.u32 lo, lo, 16;\n\t"
+        "st.shared.u32 [t+136], lo;\n\t"
+        "shl.b32 s, hi, 3;\n\t"
+        // The slot's address after the first load: hi >> 31 is 0 (cap - 1
+        // < 2^24), but it keeps the two loads, and their registers, apart.
+        "shr.u32 hi, hi, 31;\n\t"
+        "add.u32 t, t, hi;\n\t"
+        "ld.shared.v2.u32 {lo, hi}, [t+128];\n\t"
+        "add.cc.u32 lo, lo, s;\n\t"
+        "addc.u32 hi, hi, 0;\n\t"
+        "mov.b64 g, {lo, hi};\n\t"
+        "mov.u32 t, %%laneid;\n\t"
+        "setp.eq.and.u32 lead, t, 0, lead;\n\t"
+        "sub.u32 s, %2, 128;\n\t"
+        "fence.proxy.async.shared::cta;\n\t"
+        "@lead cp.async.bulk.global.shared::cta.bulk_group [g+64], [s], 128;\n\t"
+        "cp.async.bulk.commit_group;\n\t"
+        // The other half's end, minus 1 for half 1: e + 127 or e - 128.
+        "mad.lo.u32 %2, h, -255, %2;\n\t"
+        "add.u32 %2, %2, 127;\n"
+        "KTRACE_DONE_%=:\n\t"
+        "}"
+        : "+r"(at_), "+r"(anchor_clk_), "+r"(end_)
+        : "r"(skip_), "r"(tag), "n"(~(KTRACE_ANCHOR_CYCLES - 1u)),
+          "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift)
+        : "memory");
+  }
+
+ private:
+  uint32_t at_;          // shared address of the next entry
+  uint32_t end_;         // end of the half being filled, minus 1 in half 1
+  uint32_t anchor_clk_;  // low 32 bits of %clock at the last anchor (or open)
+  uint32_t skip_;        // 1: this warp records nothing (warp-uniform)
+};
+
+#else  // KTRACE_RECORDER_STORE or KTRACE_RECORDER_RING
+
+/// Per-warp trace context, global-memory recorders.
 ///
 /// Live state across a loop: the ring's base address (2 registers), the
-/// event counter, the ring mask (0 when this warp is not traced), the
-/// clock of the last time anchor (the leader flag is used at open and flush
-/// only). The ring recorder
-/// adds the lane index and the event this lane holds.
+/// event counter, the ring mask, the clock of the last time anchor and the
+/// skip flag (held by the compiler as a predicate). The ring recorder adds
+/// the lane index and the event this lane holds.
 class Context {
  public:
   __device__ __forceinline__ explicit Context(const ktrace_arg& arg)
-      : base_(0), cnt_(0), mask_(0), on_(false), leader_(0), anchor_clk_(0) {
-    const uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    // Read from one lane: the compiler then knows every value derived from
-    // it is warp-uniform, so the per-event skip branch needs no
-    // reconvergence barrier.
-    const uint32_t active = __activemask();
-    const uint32_t warp = __shfl_sync(active, tid / 32, __ffs(active) - 1);
-    const uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    const bool warp_on = warp < 32 && ((arg.warp_mask >> warp) & 1u);
-    const uint32_t stride = arg.block_stride ? arg.block_stride : 1u;
-    const uint32_t block_slot = block / stride;
-    const bool block_on = (block % stride) == 0 && block_slot < arg.blocks_traced;
-    on_ = arg.buffer != 0 && warp_on && block_on;
-    leader_ = (on_ && elect_leader()) ? 1u : 0u;
-    uint64_t slot = 0;
-    if (on_) {
-      const uint32_t warp_slot = __popc(arg.warp_mask & ((1u << warp) - 1u));
-      const uint64_t slot_bytes =
-          sizeof(ktrace_slot_meta) + (sizeof(ktrace_event) << arg.cap_log2);
-      slot = arg.buffer +
-             (static_cast<uint64_t>(block_slot) * arg.warps_traced + warp_slot) * slot_bytes;
-      base_ = slot + sizeof(ktrace_slot_meta);
+      : base_(0), cnt_(0), mask_(0), skip_(1), leader_(0), anchor_clk_(0) {
+    const Open o = open_slot(arg);
+    skip_ = o.skip ? 1u : 0u;
+    leader_ = (!o.skip && elect_leader()) ? 1u : 0u;
+    if (!o.skip) {
+      base_ = o.slot + sizeof(ktrace_slot_meta);
       mask_ = (1u << arg.cap_log2) - 1u;
     }
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
-    lane_ = tid % 32;
+    lane_ = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32;
 #endif
     // The clock first, then the globaltimer: the order of every anchor.
     const uint64_t clk = clock64();
@@ -254,10 +612,7 @@ class Context {
     // when a kernel's warps start, and a warp's first events then get a
     // measured time rather than one interpolated from its open.
     anchor_clk_ = static_cast<uint32_t>(clk) - KTRACE_ANCHOR_CYCLES;
-    const uint32_t ids = warp | (smid() << layout::kSmidShift);
-    store_v4_cs(slot + layout::kOpenTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
-                (uint32_t)(clk >> 32), leader_);
-    store_v4_cs(slot + layout::kOpenIds, block, ids, KTRACE_OPEN_MAGIC, 0u, leader_);
+    write_open(o, clk, gt, leader_ != 0);
   }
 
   __device__ __forceinline__ ~Context() { flush(); }
@@ -268,7 +623,7 @@ class Context {
   /// Writes any events still held, the closing timer pair and the event
   /// count. Called by the destructor; later calls do nothing.
   __device__ __forceinline__ void flush() {
-    if (!on_) return;
+    if (skip_) return;
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
     const uint32_t held = cnt_ & 31u;
     if (lane_ < held) {
@@ -276,13 +631,8 @@ class Context {
                   held_clk_, held_tag_, true);
     }
 #endif
-    const uint64_t clk = clock64();
-    const uint64_t gt = globaltimer();
-    const uint64_t meta = base_ - sizeof(ktrace_slot_meta);
-    store_v4_cs(meta + layout::kFlushTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
-                (uint32_t)(clk >> 32), leader_);
-    store_v4_cs(meta + layout::kFlushCount, cnt_, KTRACE_FLUSH_MAGIC, 0u, 0u, leader_);
-    on_ = false;
+    write_flush(base_ - sizeof(ktrace_slot_meta), cnt_, leader_ != 0);
+    skip_ = 1u;
   }
 
   /// Records one event: `tag` is `region | type << 16`.
@@ -298,7 +648,7 @@ class Context {
         ".reg .pred off, mine, full, again, fresh;\n\t"
         ".reg .u32 idx, pass, clk, age, glo, ghi;\n\t"
         ".reg .u64 addr, gt;\n\t"
-        "setp.eq.u32 off, %8, 0;\n\t"
+        "setp.ne.u32 off, %8, 0;\n\t"
         "@off bra.uni KTRACE_DONE_%=;\n\t"
         "mov.u32 clk, %%clock;\n\t"
         KTRACE_RING_PUSH_("EV", "clk", "%6")
@@ -314,7 +664,7 @@ class Context {
         "KTRACE_DONE_%=:\n\t"
         "}"
         : "+r"(cnt_), "+r"(held_clk_), "+r"(held_tag_), "+r"(anchor_clk_)
-        : "r"(mask_), "l"(base_), "r"(tag), "r"(lane_), "r"((uint32_t)on_),
+        : "r"(mask_), "l"(base_), "r"(tag), "r"(lane_), "r"(skip_),
           "n"(~(KTRACE_ANCHOR_CYCLES - 1u)), "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift)
         : "memory");
 #else
@@ -333,7 +683,7 @@ class Context {
         ".reg .pred off, fresh;\n\t"
         ".reg .u32 clk, idx, age, glo, ghi;\n\t"
         ".reg .u64 addr, gt;\n\t"
-        "setp.eq.u32 off, %2, 0;\n\t"
+        "setp.ne.u32 off, %7, 0;\n\t"
         "@off bra.uni KTRACE_SKIP_%=;\n\t"
         "mov.u32 clk, %%clock;\n\t"
         "and.b32 idx, %0, %2;\n\t"
@@ -356,7 +706,7 @@ class Context {
         "}"
         : "+r"(cnt_), "+r"(anchor_clk_)
         : "r"(mask_), "l"(base_), "r"(tag), "n"(~(KTRACE_ANCHOR_CYCLES - 1u)),
-          "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift)
+          "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift), "r"(skip_)
         : "memory");
 #endif
   }
@@ -365,7 +715,7 @@ class Context {
   uint64_t base_;  // first event of this warp's slot
   uint32_t cnt_;   // entries recorded so far (events and anchors)
   uint32_t mask_;  // cap - 1
-  bool on_;        // this warp is traced (warp-uniform)
+  uint32_t skip_;  // 1: this warp records nothing (warp-uniform)
   uint32_t leader_;  // 1: this lane writes the metadata
   uint32_t anchor_clk_;  // low 32 bits of %clock at the last anchor (or open)
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
@@ -374,6 +724,8 @@ class Context {
   uint32_t held_tag_ = 0;
 #endif
 };
+
+#endif  // KTRACE_RECORDER
 
 /// Ends a region when it goes out of scope (KTRACE_SCOPE).
 class Scope {

@@ -1,0 +1,241 @@
+//! What tracing costs a kernel in registers and shared memory, read with
+//! `cuobjdump -res-usage` from the traced and untraced cubins of every
+//! example kernel (built by build.rs) and of tests/cuda/all_markers.cu:
+//!
+//! - no traced kernel spills (no stack, no local memory);
+//! - the shared-memory recorder (`KTRACE_RECORDER_SMEM`, which a kernel
+//!   opts into) adds 272 bytes of static shared memory per warp of
+//!   `KTRACE_SMEM_WARPS` (8,704 bytes for the default 32) to a block, the
+//!   other recorders (the default store recorder) none;
+//! - on the small kernels the traced build keeps the occupancy of the
+//!   untraced one (blocks per SM from registers, threads and shared memory
+//!   on sm_90), and adds at most a fixed number of registers;
+//! - the warp-specialized kernel's producer runs in 24 registers
+//!   (`setmaxnreg`), traced too.
+//!
+//! Prints every kernel's registers, untraced and traced. Needs nvcc and
+//! cuobjdump (scripts/setup-cuda.sh); skipped with a message when they are
+//! missing, unless `KTRACE_REQUIRE_NVCC` is set.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ktrace_build::test_support::cuda_tools;
+
+/// Shared memory the shared-memory recorder takes per warp: 2 x 16
+/// entries x 8 bytes and 16 bytes of state.
+const SMEM_WARP_BYTES: u64 = 2 * 16 * 8 + 16;
+/// The block's shared memory the driver reserves on sm_90, which
+/// `-res-usage` counts once a kernel has any.
+const RESERVED_SMEM: u64 = 1024;
+
+#[derive(Clone, Copy, Debug)]
+struct Usage {
+    reg: u64,
+    stack: u64,
+    local: u64,
+    shared: u64,
+}
+
+/// `cuobjdump -res-usage`, by function.
+fn res_usage(tool: &Path, cubin: &Path) -> BTreeMap<String, Usage> {
+    let out = Command::new(tool)
+        .arg("-res-usage")
+        .arg(cubin)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cuobjdump failed on {}",
+        cubin.display()
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut map = BTreeMap::new();
+    let mut function = None;
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(f) = line.strip_prefix("Function ") {
+            function = Some(f.trim_end_matches(':').to_string());
+        } else if let (Some(f), true) = (&function, line.starts_with("REG:")) {
+            let field = |name: &str| -> u64 {
+                line.split_whitespace()
+                    .find_map(|w| w.strip_prefix(name)?.strip_prefix(':')?.parse().ok())
+                    .unwrap_or_else(|| panic!("no {name} in {line}"))
+            };
+            map.insert(
+                f.clone(),
+                Usage {
+                    reg: field("REG"),
+                    stack: field("STACK"),
+                    local: field("LOCAL"),
+                    shared: field("SHARED"),
+                },
+            );
+        }
+    }
+    assert!(!map.is_empty(), "no function in {}", cubin.display());
+    map
+}
+
+/// Resident blocks per SM on sm_90 for a block of `threads` threads:
+/// registers are given out per warp in units of 256 (8 per thread), 64 K
+/// per SM; at most 2,048 threads, 32 blocks and 228 KiB of shared memory
+/// per SM, of which each block takes its own plus 1 KiB the system reserves.
+fn blocks_per_sm(u: &Usage, threads: u64) -> u64 {
+    let warps = threads.div_ceil(32);
+    let by_regs = 65536 / (u.reg.div_ceil(8) * 8 * 32 * warps);
+    let by_threads = 2048 / threads;
+    let by_smem = 233_472 / (u.shared + 1024);
+    by_regs.min(by_threads).min(by_smem).min(32)
+}
+
+/// The traced and untraced cubins of tests/cuda/all_markers.cu, built the
+/// way build.rs builds the examples.
+fn build_all_markers(nvcc: &Path, dir: &Path) -> (PathBuf, PathBuf) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("tests/cuda/all_markers.cu");
+    let built = ktrace_build::Build::new()
+        .kernel(&src)
+        .arch("sm_90a")
+        .nvcc(nvcc)
+        .out_dir(dir)
+        .try_compile()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (_, traced, untraced) = built.modules[0].clone();
+    (traced, untraced)
+}
+
+/// The shared memory the traced build of module `module` should add to a
+/// block: the staging areas when its source picks the shared-memory
+/// recorder (`KTRACE_SMEM_WARPS` of them, 32 unless it says otherwise),
+/// else none.
+fn recorder_smem(module: &str) -> u64 {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = if module == "all_markers" {
+        root.join("tests/cuda/all_markers.cu")
+    } else {
+        root.join(format!("examples/kernels/{module}.cu"))
+    };
+    let text = std::fs::read_to_string(&src).unwrap();
+    let define = |name: &str| {
+        text.lines().find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some("#define") && w.next() == Some(name))
+                .then(|| w.next().unwrap_or("").to_string())
+        })
+    };
+    let smem = matches!(
+        define("KTRACE_RECORDER").as_deref(),
+        Some("2") | Some("KTRACE_RECORDER_SMEM")
+    );
+    if !smem {
+        return 0;
+    }
+    let warps = define("KTRACE_SMEM_WARPS").map_or(32, |w| w.parse::<u64>().unwrap());
+    warps * SMEM_WARP_BYTES
+}
+
+#[test]
+fn registers_and_shared_memory_of_traced_builds() {
+    let Some([nvcc, cuobjdump]) = cuda_tools(["nvcc", "cuobjdump"]) else {
+        return;
+    };
+    let kernels = Path::new(env!("OUT_DIR")).join("ktrace/kernels");
+    let mut modules: Vec<(String, PathBuf, PathBuf)> = std::fs::read_dir(&kernels)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().to_string();
+            let module = name.strip_suffix(".traced.cubin")?.to_string();
+            Some((
+                module.clone(),
+                kernels.join(&name),
+                kernels.join(format!("{module}.untraced.cubin")),
+            ))
+        })
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let (t, u) = build_all_markers(&nvcc, tmp.path());
+    modules.push(("all_markers".into(), t, u));
+    modules.sort();
+    assert!(
+        modules.len() >= 10,
+        "example kernels not found: {modules:?}"
+    );
+
+    // Block sizes of the small kernels (their launches), for occupancy.
+    let small: BTreeMap<&str, u64> = [("big_grid_axpy", 256), ("spin", 128), ("all_markers", 256)]
+        .into_iter()
+        .collect();
+    // Most registers tracing may add to them.
+    const MAX_EXTRA: u64 = 14;
+    let mut seen_small = 0;
+    println!(
+        "{:<22} {:<24} {:>9} {:>7} {:>7} {:>14}",
+        "module", "function", "untraced", "traced", "extra", "extra shared"
+    );
+    for (module, traced, untraced) in &modules {
+        let t = res_usage(&cuobjdump, traced);
+        let u = res_usage(&cuobjdump, untraced);
+        assert_eq!(
+            t.keys().collect::<Vec<_>>(),
+            u.keys().collect::<Vec<_>>(),
+            "{module}: functions differ"
+        );
+        for (f, tu) in &t {
+            let uu = &u[f];
+            assert!(
+                tu.stack == uu.stack && tu.local == uu.local,
+                "{module} {f}: the traced build spills (stack {}, local {}; untraced {}, {})",
+                tu.stack,
+                tu.local,
+                uu.stack,
+                uu.local
+            );
+            let reserved = if uu.shared == 0 { RESERVED_SMEM } else { 0 };
+            let extra_shared = tu.shared - uu.shared - reserved.min(tu.shared - uu.shared);
+            let expected = recorder_smem(module);
+            if expected == 0 {
+                assert_eq!(tu.shared, uu.shared, "{module} {f}: shared memory added");
+            } else {
+                // The staging areas are 128-byte aligned after the kernel's
+                // own static shared memory.
+                assert!(
+                    (expected..expected + 128).contains(&extra_shared),
+                    "{module} {f}: the traced build adds {extra_shared} bytes of shared \
+                     memory, not {expected}"
+                );
+            }
+            let extra = tu.reg as i64 - uu.reg as i64;
+            println!(
+                "{module:<22} {f:<24} {:>9} {:>7} {extra:>+7} {extra_shared:>14}",
+                uu.reg, tu.reg
+            );
+            if let Some(&threads) = small.get(f.as_str()) {
+                seen_small += 1;
+                assert!(
+                    extra <= MAX_EXTRA as i64,
+                    "{module} {f}: tracing adds {extra} registers (at most {MAX_EXTRA})"
+                );
+                assert_eq!(
+                    blocks_per_sm(tu, threads),
+                    blocks_per_sm(uu, threads),
+                    "{module} {f}: tracing lowers the blocks per SM ({tu:?} against {uu:?})"
+                );
+            }
+        }
+    }
+    assert_eq!(seen_small, small.len(), "small kernels not found");
+
+    // The producer warpgroup gives its registers back down to 24, in the
+    // traced build too (which spills nothing, checked above).
+    let ws = kernels.join("warp_specialized.traced.cubin");
+    let code = common::sass(&cuobjdump, &ws, Some("warp_specialized"));
+    assert!(
+        code.iter()
+            .any(|(_, s)| s.contains("USETMAXREG.DEALLOC") && s.ends_with("0x18")),
+        "warp_specialized: no setmaxnreg.dec to 24 registers in the traced build"
+    );
+}
