@@ -10,7 +10,8 @@
 //! - an event's common path (no anchor due, nothing to write out) is at
 //!   most a given number of instructions, with the expected global stores
 //!   (one for the store recorder, none for the others) and no reconvergence
-//!   barrier.
+//!   barrier; the newest-N recorder's is exactly the skip branch, the clock
+//!   read, the tag, the entry's address, its increment and one `STS.64`.
 //!
 //! Prints the table: the event's common path, and what the whole loop
 //! costs per event against the untraced loop (the compiler's changes
@@ -156,6 +157,16 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
             max_event: 8,
             stores: 0,
         },
+        Design {
+            name: "newest",
+            max_event: 6,
+            stores: 0,
+        },
+        Design {
+            name: "newest_pin",
+            max_event: 6,
+            stores: 0,
+        },
     ];
     println!(
         "{:<14} {:>6} {:>12} {:>14} {:>13} {:>16}",
@@ -243,6 +254,14 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
                     "{} {f}: a reconvergence barrier on the event's path: {p:?}",
                     d.name
                 );
+                if d.name.starts_with("newest") {
+                    let sts = p.iter().filter(|s| s.starts_with("STS.64")).count();
+                    assert!(
+                        p.len() == 6 && sts == 1,
+                        "{} {f}: not a 6-instruction event with one STS.64: {p:?}",
+                        d.name
+                    );
+                }
             }
             println!(
                 "{:<14} {ev:>6} {:>12} {loop_event:>14.2} {off_site:>13.2}   {}",
