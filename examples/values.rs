@@ -19,6 +19,8 @@ const BLOCKS: u32 = 264;
 const THREADS: u32 = 128;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Always traced: the example checks what was recorded.
+    ktrace_runtime::set_enabled(Some(true));
     announce("values");
     let args: Vec<String> = std::env::args().skip(1).collect();
     let out_dir = args
@@ -39,7 +41,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let id = |name: &str| REGIONS.iter().find(|r| r.1 == name).map(|r| r.0).unwrap();
     let (step, quarter, lane0) = (id("step"), id("quarter"), id("lane0 step"));
-    ktrace_runtime::set_enabled(Some(true));
     for (name, module, has_lane0) in recorders {
         let m = ktrace_runtime::load_module(&ctx, &module)?;
         let f = m.load_function("values_probe")?;

@@ -208,6 +208,15 @@ enum CliError {
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so printing to a closed pipe (`ktrace summary
+    // ... | head`) would panic; a command-line tool should just stop, as
+    // other Unix tools do.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to its default before any
+    // other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
@@ -514,18 +523,7 @@ fn merge(paths: &[PathBuf], output: &Path, args: bool) -> Result<(), CliError> {
             cap.launches.len()
         );
     }
-    let launches: Vec<TimelineLaunch> = caps
-        .iter()
-        .zip(&placement.host_axes)
-        .flat_map(|(c, axis)| {
-            c.launches.iter().map(move |l| TimelineLaunch {
-                launch: l,
-                device: &c.device,
-                regions: &c.regions,
-                host_axis: axis.as_ref(),
-            })
-        })
-        .collect();
+    let launches = TimelineLaunch::placed(&caps, &placement);
     let perfetto = PerfettoOptions {
         host_clocks: (placement.axis == Axis::HostRealtime)
             .then(|| HostClocks::from_syncs(caps.iter().flat_map(|c| &c.clock_syncs)))

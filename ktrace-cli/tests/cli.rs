@@ -687,3 +687,32 @@ fn summary_by_value() {
         "no region \"nope\" in the capture; its regions: tile, tick, plain",
     );
 }
+
+/// Output cut short by a closed pipe (`ktrace summary ... | head -1`) ends
+/// the program quietly, without a panic message.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_is_not_a_panic() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let d = Dir::new("pipe");
+    let cap = d.join("run.ktrace");
+    sample_capture().save(&cap).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ktrace"))
+        .args(["summary", s(&cap)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end at once: every write of the child fails.
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+}
