@@ -331,18 +331,7 @@ fn report(c0: &Capture, c1: &Capture) -> Result<(), Box<dyn std::error::Error>> 
         fail("the captures have no clock syncs");
     }
     // Both GPUs on one timeline, as `ktrace merge` writes it.
-    let launches: Vec<TimelineLaunch> = [c0, c1]
-        .iter()
-        .zip(&placement.host_axes)
-        .flat_map(|(c, axis)| {
-            c.launches.iter().map(move |l| TimelineLaunch {
-                launch: l,
-                device: &c.device,
-                regions: &c.regions,
-                host_axis: axis.as_ref(),
-            })
-        })
-        .collect();
+    let launches = TimelineLaunch::placed([c0, c1], &placement);
     let perfetto = PerfettoOptions {
         host_clocks: HostClocks::from_syncs(c0.clock_syncs.iter().chain(&c1.clock_syncs)),
         args: false,

@@ -247,3 +247,41 @@ fn anchored_capture_decodes_cleanly_with_the_clock_it_measured() {
         }
     }
 }
+
+/// The same kernel recorded with values (layout version 3): each consumer
+/// warp's epilogue begins with its tile index, which in this launch (128
+/// tiles, 128 blocks) is the block's index.
+#[test]
+fn capture_with_values_gives_each_epilogue_its_tile() {
+    let cap = read("h200_gemm2048_v3.ktrace");
+    assert_eq!(cap.device.layout_version, 3);
+    let launch = &cap.launches[0];
+    let d = decode(&launch.raw, &launch.shape, &DecodeOptions::default()).unwrap();
+    assert!(d.diagnostics.is_empty(), "{:?}", d.diagnostics.items());
+    assert_eq!(d.warps.len(), 128 * 12);
+    let epilogue = cap
+        .regions
+        .iter()
+        .find(|(_, n)| *n == "epilogue")
+        .map(|(id, _)| id)
+        .unwrap();
+    let mut per_tile = std::collections::BTreeMap::<u32, u32>::new();
+    for w in &d.warps {
+        for s in w.spans.iter().filter(|s| s.region == epilogue) {
+            assert_eq!(s.begin_value, Some(w.id.block), "{:?}", w.id);
+            assert_eq!(s.end_value, None);
+            *per_tile.entry(s.begin_value.unwrap()).or_default() += 1;
+        }
+        // Other regions carry no values.
+        assert!(w
+            .spans
+            .iter()
+            .filter(|s| s.region != epilogue)
+            .all(|s| s.value().is_none()));
+    }
+    // 8 consumer warps per tile, every tile once.
+    assert_eq!(per_tile.len(), 128);
+    assert!(per_tile.values().all(|&n| n == 8), "{per_tile:?}");
+    let total: usize = d.warps.iter().map(|w| w.events.len()).sum();
+    assert_eq!(total, EVENTS);
+}

@@ -378,7 +378,8 @@ extern "C" __global__ void __launch_bounds__(GEMM_THREADS, 1)
       acc_fence(acc);
       if (releaser) mbar_arrive(GEMM_EMPTY(prev));
 
-      KTRACE_B("epilogue");
+      // The tile's index goes with the epilogue's begin (a value event).
+      KTRACE_B_V("epilogue", t);
       // Accumulator fragment: register 4j + {0,1} is row warp*16 + lane/4,
       // columns 8j + 2(lane%4) + {0,1}; 4j + {2,3} the same 8 rows further.
       const int row = tm * GEMM_BM + cw * 64 + warp * 16 + lane / 4;

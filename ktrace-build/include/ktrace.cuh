@@ -13,6 +13,7 @@
 //     { KTRACE_SCOPE("math"); ... }      // ends when the scope closes
 //     KTRACE_M_IF(i % 64 == 0, "tick");  // only when the warp-uniform
 //                                        // condition holds
+//     KTRACE_B_V("tile", t); ...         // with a 32-bit value
 //   }                                    // flushed when ktrace_ctx dies
 //
 // Region names are string literals; ktrace-build scans the sources and
@@ -553,6 +554,63 @@ class Context {
 static __shared__ __align__(128) uint4 ktrace_smem_area[KTRACE_SMEM_WARPS * KTRACE_SMEM_WARP_BYTES / 16];
 static_assert(KTRACE_SMEM_WARP_BYTES % 16 == 0, "ktrace: staging areas are 16-byte aligned");
 
+// The rare path of the shared-memory recorder, shared by events and values:
+// PTX inside an asm block whose operand %0 is the next entry and %2 the end
+// of the half being filled. Entered with a full half, the head moves to the
+// other half once the copy issued from it has read it (an event's anchor, if
+// due, goes there next); the tail then hands the full half to the copy
+// engine.
+#define KTRACE_SMEM_FULL_HEAD_ \
+        "KTRACE_FULL_%=:\n\t" \
+        /* Few temporaries, in this order. h = 1 when half 1 is full (the */ \
+        /* low bits of %2); %2 becomes e, the end of the full half, and %0 */ \
+        /* the start of the other half (e, or e - 256). */ \
+        "neg.s32 h, %2;\n\t" \
+        "and.b32 h, h, 7;\n\t" \
+        "add.u32 %2, %2, h;\n\t" \
+        "mad.lo.u32 %0, h, -256, %2;\n\t" \
+        /* The other half is free once the copy issued from it 16 entries */ \
+        /* ago has read it (long done). */ \
+        "cp.async.bulk.wait_group.read 0;\n\t"
+#define KTRACE_SMEM_FULL_TAIL_ \
+        /* The state sits 256 bytes past the area's start, at t + 128: */ \
+        /* {slot address, entries retired, cap - 1}. Every lane */ \
+        /* counts the half as retired (the same store); lane 0 (it records */ \
+        /* in every warp that records) copies it to events[retired & */ \
+        /* (cap - 1)], unless the ring is 32 entries, the size of the */ \
+        /* staging area: then the area itself keeps the newest 32 entries and */ \
+        /* flush() copies them. Only the copy is predicated: no */ \
+        /* lane-dependent branch, so the event needs no reconvergence */ \
+        /* barrier. */ \
+        /* (From %0, after the anchor: the loads then stay after it, and */ \
+        /* their registers do not add to the anchor's.) */ \
+        "and.b32 t, %0, -16;\n\t" \
+        "shl.b32 s, h, 7;\n\t" \
+        "add.u32 t, t, s;\n\t" \
+        "ld.shared.v2.u32 {lo, hi}, [t+136];\n\t" \
+        "setp.ne.u32 lead, hi, 31;\n\t" \
+        "and.b32 hi, hi, lo;\n\t" \
+        "add.u32 lo, lo, 16;\n\t" \
+        "st.shared.u32 [t+136], lo;\n\t" \
+        "shl.b32 s, hi, 3;\n\t" \
+        /* The slot's address after the first load: hi >> 31 is 0 (cap - 1 */ \
+        /* < 2^24), but it keeps the two loads, and their registers, apart. */ \
+        "shr.u32 hi, hi, 31;\n\t" \
+        "add.u32 t, t, hi;\n\t" \
+        "ld.shared.v2.u32 {lo, hi}, [t+128];\n\t" \
+        "add.cc.u32 lo, lo, s;\n\t" \
+        "addc.u32 hi, hi, 0;\n\t" \
+        "mov.b64 g, {lo, hi};\n\t" \
+        "mov.u32 t, %%laneid;\n\t" \
+        "setp.eq.and.u32 lead, t, 0, lead;\n\t" \
+        "sub.u32 s, %2, 128;\n\t" \
+        "fence.proxy.async.shared::cta;\n\t" \
+        "@lead cp.async.bulk.global.shared::cta.bulk_group [g+64], [s], 128;\n\t" \
+        "cp.async.bulk.commit_group;\n\t" \
+        /* The other half's end, minus 1 for half 1: e + 127 or e - 128. */ \
+        "mad.lo.u32 %2, h, -255, %2;\n\t" \
+        "add.u32 %2, %2, 127;\n"
+
 /// 8-byte shared-memory store, predicated on `p`.
 __device__ __forceinline__ void st_shared_v2(uint32_t addr, uint32_t a, uint32_t b, bool p) {
   asm volatile(
@@ -718,17 +776,7 @@ class Context {
         "setp.lt.u32 full, %0, %2;\n\t"
         "@full bra.uni KTRACE_DONE_%=;\n"
 #endif
-        "KTRACE_FULL_%=:\n\t"
-        // Few temporaries, in this order. h = 1 when half 1 is full (the
-        // low bits of %2); %2 becomes e, the end of the full half, and %0
-        // the start of the other half (e, or e - 256).
-        "neg.s32 h, %2;\n\t"
-        "and.b32 h, h, 7;\n\t"
-        "add.u32 %2, %2, h;\n\t"
-        "mad.lo.u32 %0, h, -256, %2;\n\t"
-        // The other half is free once the copy issued from it 16 entries
-        // ago has read it (long done).
-        "cp.async.bulk.wait_group.read 0;\n\t"
+        KTRACE_SMEM_FULL_HEAD_
 #if KTRACE_ANCHOR_CYCLES
         // The anchor, if due, goes first into the other half.
         "@!due bra.uni KTRACE_COPY_%=;\n\t"
@@ -740,43 +788,7 @@ class Context {
         "mov.u32 %1, clk;\n"
         "KTRACE_COPY_%=:\n\t"
 #endif
-        // The state sits 256 bytes past the area's start, at t + 128:
-        // {slot address, entries retired, cap - 1}. Every lane
-        // counts the half as retired (the same store); lane 0 (it records
-        // in every warp that records) copies it to events[retired &
-        // (cap - 1)], unless the ring is 32 entries, the size of the
-        // staging area: then the area itself keeps the newest 32 entries and
-        // flush() copies them. Only the copy is predicated: no
-        // lane-dependent branch, so the event needs no reconvergence
-        // barrier.
-        // (From %0, after the anchor: the loads then stay after it, and
-        // their registers do not add to the anchor's.)
-        "and.b32 t, %0, -16;\n\t"
-        "shl.b32 s, h, 7;\n\t"
-        "add.u32 t, t, s;\n\t"
-        "ld.shared.v2.u32 {lo, hi}, [t+136];\n\t"
-        "setp.ne.u32 lead, hi, 31;\n\t"
-        "and.b32 hi, hi, lo;\n\t"
-        "add.u32 lo, lo, 16;\n\t"
-        "st.shared.u32 [t+136], lo;\n\t"
-        "shl.b32 s, hi, 3;\n\t"
-        // The slot's address after the first load: hi >> 31 is 0 (cap - 1
-        // < 2^24), but it keeps the two loads, and their registers, apart.
-        "shr.u32 hi, hi, 31;\n\t"
-        "add.u32 t, t, hi;\n\t"
-        "ld.shared.v2.u32 {lo, hi}, [t+128];\n\t"
-        "add.cc.u32 lo, lo, s;\n\t"
-        "addc.u32 hi, hi, 0;\n\t"
-        "mov.b64 g, {lo, hi};\n\t"
-        "mov.u32 t, %%laneid;\n\t"
-        "setp.eq.and.u32 lead, t, 0, lead;\n\t"
-        "sub.u32 s, %2, 128;\n\t"
-        "fence.proxy.async.shared::cta;\n\t"
-        "@lead cp.async.bulk.global.shared::cta.bulk_group [g+64], [s], 128;\n\t"
-        "cp.async.bulk.commit_group;\n\t"
-        // The other half's end, minus 1 for half 1: e + 127 or e - 128.
-        "mad.lo.u32 %2, h, -255, %2;\n\t"
-        "add.u32 %2, %2, 127;\n"
+        KTRACE_SMEM_FULL_TAIL_
         "KTRACE_DONE_%=:\n\t"
         "}"
         : "+r"(at_), "+r"(anchor_clk_), "+r"(end_)
@@ -785,7 +797,40 @@ class Context {
         : "memory");
   }
 
+
+  /// Records one event, `tag` (`region | type << 16`), with a 32-bit
+  /// value: the event, then a value entry (KTRACE_EVENT_VALUE) holding the
+  /// value and the event's region.
+  __device__ __forceinline__ void record_value(uint32_t tag, uint32_t value) {
+    record(tag);
+    push_value((tag & 0xffffu) | (KTRACE_EVENT_VALUE << layout::kTypeShift), value);
+  }
+
+
  private:
+  /// Stages one value entry {value, vtag}: no clock read and no anchor;
+  /// a full half is handed over as after an event.
+  __device__ __forceinline__ void push_value(uint32_t vtag, uint32_t value) {
+    asm volatile(
+        "{\n\t"
+        ".reg .pred skip, full, lead;\n\t"
+        ".reg .u32 t, h, s, lo, hi;\n\t"
+        ".reg .u64 g;\n\t"
+        "setp.ne.u32 skip, %3, 0;\n\t"
+        "@skip bra.uni KTRACE_DONE_%=;\n\t"
+        "add.u32 %0, %0, 8;\n\t"
+        "st.shared.v2.u32 [%0+-8], {%1, %4};\n\t"
+        "setp.lt.u32 full, %0, %2;\n\t"
+        "@full bra.uni KTRACE_DONE_%=;\n"
+        KTRACE_SMEM_FULL_HEAD_
+        KTRACE_SMEM_FULL_TAIL_
+        "KTRACE_DONE_%=:\n\t"
+        "}"
+        : "+r"(at_), "+r"(value), "+r"(end_)
+        : "r"(skip_), "r"(vtag)
+        : "memory");
+  }
+
   uint32_t at_;          // shared address of the next entry
   uint32_t end_;         // end of the half being filled, minus 1 in half 1
   uint32_t anchor_clk_;  // low 32 bits of %clock at the last anchor (or open)
@@ -920,7 +965,53 @@ class Context {
 #endif
   }
 
+
+  /// Records one event, `tag` (`region | type << 16`), with a 32-bit
+  /// value: the event, then a value entry (KTRACE_EVENT_VALUE) holding the
+  /// value and the event's region.
+  __device__ __forceinline__ void record_value(uint32_t tag, uint32_t value) {
+    record(tag);
+    push_value((tag & 0xffffu) | (KTRACE_EVENT_VALUE << layout::kTypeShift), value);
+  }
+
+
  private:
+  /// Appends one value entry {value, vtag}: no clock read and no anchor.
+  __device__ __forceinline__ void push_value(uint32_t vtag, uint32_t value) {
+#if KTRACE_RECORDER == KTRACE_RECORDER_RING
+    asm volatile(
+        "{\n\t"
+        ".reg .pred off, mine, full, again;\n\t"
+        ".reg .u32 idx, pass;\n\t"
+        ".reg .u64 addr;\n\t"
+        "setp.ne.u32 off, %8, 0;\n\t"
+        "@off bra.uni KTRACE_DONE_%=;\n\t"
+        KTRACE_RING_PUSH_("VA", "%3", "%6")
+        "KTRACE_DONE_%=:\n\t"
+        "}"
+        : "+r"(cnt_), "+r"(held_clk_), "+r"(held_tag_)
+        : "r"(value), "r"(mask_), "l"(base_), "r"(vtag), "r"(lane_), "r"(skip_)
+        : "memory");
+#else
+    asm volatile(
+        "{\n\t"
+        ".reg .pred off;\n\t"
+        ".reg .u32 idx;\n\t"
+        ".reg .u64 addr;\n\t"
+        "setp.ne.u32 off, %5, 0;\n\t"
+        "@off bra.uni KTRACE_SKIP_%=;\n\t"
+        "and.b32 idx, %0, %1;\n\t"
+        "mad.wide.u32 addr, idx, 8, %2;\n\t"
+        "st.global.cs.v2.u32 [addr], {%4, %3};\n\t"
+        "add.u32 %0, %0, 1;\n"
+        "KTRACE_SKIP_%=:\n\t"
+        "}"
+        : "+r"(cnt_)
+        : "r"(mask_), "l"(base_), "r"(vtag), "r"(value), "r"(skip_)
+        : "memory");
+#endif
+  }
+
   uint64_t base_;  // first event of this warp's slot
   uint32_t cnt_;   // entries recorded so far (events and anchors)
   uint32_t mask_;  // cap - 1
@@ -984,6 +1075,13 @@ class Context {
     if (cond) ktrace_ctx.record(ktrace_id_ | ((type) << ::ktrace::layout::kTypeShift)); \
   } while (0)
 
+#define KTRACE_REC_V_(name, type, value)                 \
+  do {                                                   \
+    KTRACE_ID_(ktrace_id_, name);                        \
+    ktrace_ctx.record_value(ktrace_id_ | ((type) << ::ktrace::layout::kTypeShift), \
+                            static_cast<uint32_t>(value));                          \
+  } while (0)
+
 /// Opens the calling warp's context, named `ktrace_ctx`, from a `ktrace_arg`.
 #define KTRACE_OPEN(arg) ::ktrace::Context ktrace_ctx(arg)
 /// Writes the closing timers and count now (the destructor does it otherwise).
@@ -997,6 +1095,13 @@ class Context {
 #define KTRACE_E_IF(cond, name) KTRACE_REC_IF_(cond, name, KTRACE_EVENT_END)
 #define KTRACE_M_IF(cond, name) KTRACE_REC_IF_(cond, name, KTRACE_EVENT_MARK)
 /// Begins `name` now and ends it when the enclosing scope closes.
+/// Begin, end and mark events of `name` that record a 32-bit value with
+/// the event (a tile index, a stage, a queue depth; converted to uint32_t).
+/// The value must be warp-uniform, as the markers are; it is not evaluated
+/// when tracing is compiled out.
+#define KTRACE_B_V(name, value) KTRACE_REC_V_(name, KTRACE_EVENT_BEGIN, value)
+#define KTRACE_E_V(name, value) KTRACE_REC_V_(name, KTRACE_EVENT_END, value)
+#define KTRACE_M_V(name, value) KTRACE_REC_V_(name, KTRACE_EVENT_MARK, value)
 #define KTRACE_SCOPE(name)                                          \
   KTRACE_ID_(KTRACE_CAT(ktrace_scope_id_, __LINE__), name);         \
   ::ktrace::Scope KTRACE_CAT(ktrace_scope_, __LINE__)(ktrace_ctx,   \
@@ -1012,6 +1117,9 @@ class Context {
 #define KTRACE_B_IF(cond, name) ((void)0)
 #define KTRACE_E_IF(cond, name) ((void)0)
 #define KTRACE_M_IF(cond, name) ((void)0)
+#define KTRACE_B_V(name, value) ((void)0)
+#define KTRACE_E_V(name, value) ((void)0)
+#define KTRACE_M_V(name, value) ((void)0)
 #define KTRACE_SCOPE(name) ((void)0)
 
 #endif  // KTRACE_ON

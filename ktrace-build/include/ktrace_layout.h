@@ -23,8 +23,10 @@
 /* Bumped whenever anything in this file changes meaning.
  *   1: events and the open/flush timer pairs (globaltimer read first).
  *   2: time anchors in the event ring (KTRACE_EVENT_ANCHOR); the open and
- *      flush pairs read %clock64 first, then %globaltimer, as anchors do. */
-#define KTRACE_LAYOUT_VERSION 2u
+ *      flush pairs read %clock64 first, then %globaltimer, as anchors do.
+ *   3: value entries (KTRACE_EVENT_VALUE) after events recorded with a
+ *      32-bit value (KTRACE_B_V, KTRACE_E_V, KTRACE_M_V). */
+#define KTRACE_LAYOUT_VERSION 3u
 
 /* Event types (the 16-bit `type` field of an event). */
 #define KTRACE_EVENT_BEGIN 0u
@@ -39,6 +41,12 @@
  * previous anchor's (so an event without an anchor is less than that many
  * cycles after the last anchor). */
 #define KTRACE_EVENT_ANCHOR 3u
+/* A value (layout version 3): the 32-bit value recorded with the event
+ * before it in the ring (anchors skipped: a value follows its event and
+ * that event's anchor, if any). Its `clock` field holds the value and its
+ * `region` field the event's region. A value whose event the ring no longer
+ * holds (it was overwritten) belongs to no event. */
+#define KTRACE_EVENT_VALUE 4u
 
 /* Default period of time anchors in SM cycles, a power of two: about 1 us
  * at 1.6-2 GHz, short enough that a piecewise-linear map through the

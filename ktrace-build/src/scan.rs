@@ -18,6 +18,9 @@ pub const MARKERS: &[&str] = &[
     "KTRACE_B_IF",
     "KTRACE_E_IF",
     "KTRACE_M_IF",
+    "KTRACE_B_V",
+    "KTRACE_E_V",
+    "KTRACE_M_V",
 ];
 
 /// Longest region name accepted, in bytes.
@@ -409,6 +412,9 @@ fn marker_args(lx: &mut Lexer<'_>, macro_name: &str) -> Result<Option<String>, L
     }
     let name = lx.quoted(b'"')?;
     lx.skip_trivia()?;
+    if macro_name.ends_with("_V") {
+        skip_value(lx, open_line, macro_name)?;
+    }
     if lx.peek(0) != Some(b')') {
         return Err(not_literal());
     }
@@ -460,6 +466,50 @@ fn skip_condition(lx: &mut Lexer<'_>, open_line: usize) -> Result<(), LexError> 
                 lx.bump();
             }
         }
+    }
+}
+
+/// Skips the value of a `_V` marker: a comma, then everything up to the
+/// closing `)`, which it leaves.
+fn skip_value(lx: &mut Lexer<'_>, open_line: usize, macro_name: &str) -> Result<(), LexError> {
+    let usage =
+        || format!("expects a region name and a value, e.g. {macro_name}(\"tile\", tile_index)");
+    if lx.peek(0) != Some(b',') {
+        return Err((lx.line, usage()));
+    }
+    lx.bump();
+    let mut depth = 0usize;
+    let mut empty = true;
+    loop {
+        lx.skip_trivia()?;
+        match lx.peek(0) {
+            None => return Err((open_line, "unterminated marker: missing ')'".into())),
+            Some(b'"') => {
+                lx.quoted(b'"')?;
+            }
+            Some(b'\'') => {
+                lx.quoted(b'\'')?;
+            }
+            Some(b'(' | b'[' | b'{') => {
+                depth += 1;
+                lx.bump();
+            }
+            Some(b')') if depth == 0 => {
+                return if empty {
+                    Err((lx.line, usage()))
+                } else {
+                    Ok(())
+                };
+            }
+            Some(b')' | b']' | b'}') => {
+                depth = depth.saturating_sub(1);
+                lx.bump();
+            }
+            Some(_) => {
+                lx.bump();
+            }
+        }
+        empty = false;
     }
 }
 

@@ -44,6 +44,35 @@ KTRACE_M_IF(x, "m:1/2");
 }
 
 #[test]
+fn value_markers_name_their_region_and_skip_the_value() {
+    let src = r#"
+KTRACE_B_V("tile", t);
+KTRACE_E_V("tile", f(a, (b + 1)) * g[2]);
+KTRACE_M_V("stage", s == ')' ? 1 : 2);
+KTRACE_M_V("depth",
+           q.size());
+"#;
+    assert_eq!(
+        names(src),
+        vec![
+            ("tile".into(), 2),
+            ("tile".into(), 3),
+            ("stage".into(), 4),
+            ("depth".into(), 5),
+        ]
+    );
+}
+
+#[test]
+fn value_markers_without_a_value_are_errors() {
+    for src in [r#"KTRACE_M_V("tile");"#, r#"KTRACE_B_V("tile", );"#] {
+        let e = errors(src);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("expects a region name and a value"), "{e:?}");
+    }
+}
+
+#[test]
 fn markers_split_over_lines() {
     let src = "KTRACE_B\n(\n  \"split\"\n  )\n;\nKTRACE_B_IF(a,\n \\\n \"b\");";
     assert_eq!(names(src), vec![("split".into(), 1), ("b".into(), 6)]);

@@ -16,9 +16,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use ktrace_runtime::decode::Decoder;
 use ktrace_runtime::export::{is_perfetto_path, summarize_launch};
 use ktrace_runtime::output::launch_trace_path;
-use ktrace_runtime::summary::RegionStats;
+use ktrace_runtime::summary::{by_value, RegionStats};
 use ktrace_runtime::timeline::{place, Axis, HostAxis};
 use ktrace_runtime::{
     export_launch_with_progress, export_perfetto, ring_fill, Breakdown, Capture, ChromeOptions,
@@ -144,6 +145,12 @@ enum Command {
         /// Only this launch (default: every launch).
         #[arg(long)]
         launch: Option<u32>,
+        /// Instead, the durations of this region's spans grouped by the
+        /// value recorded with them (KTRACE_B_V / KTRACE_E_V: the begin's
+        /// value, else the end's), and its marks (KTRACE_M_V) counted by
+        /// value.
+        #[arg(long, value_name = "REGION", alias = "by-payload")]
+        by_value: Option<String>,
     },
     /// Compare region statistics of two captures (before, after).
     Diff {
@@ -201,6 +208,15 @@ enum CliError {
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so printing to a closed pipe (`ktrace summary
+    // ... | head`) would panic; a command-line tool should just stop, as
+    // other Unix tools do.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to its default before any
+    // other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
@@ -340,7 +356,23 @@ fn run(cmd: Command) -> Result<(), CliError> {
             output,
             args,
         } => merge(&captures, &output, args),
-        Command::Summary { capture, launch } => {
+        Command::Summary {
+            capture,
+            launch,
+            by_value: Some(region),
+        } => {
+            let cap = read(&capture)?;
+            let id = region_id(&cap, &region)?;
+            for l in pick(&cap, launch)? {
+                print_by_value(&cap, l, id, &region)?;
+            }
+            Ok(())
+        }
+        Command::Summary {
+            capture,
+            launch,
+            by_value: None,
+        } => {
             let cap = read(&capture)?;
             for l in pick(&cap, launch)? {
                 let (s, d) =
@@ -491,18 +523,7 @@ fn merge(paths: &[PathBuf], output: &Path, args: bool) -> Result<(), CliError> {
             cap.launches.len()
         );
     }
-    let launches: Vec<TimelineLaunch> = caps
-        .iter()
-        .zip(&placement.host_axes)
-        .flat_map(|(c, axis)| {
-            c.launches.iter().map(move |l| TimelineLaunch {
-                launch: l,
-                device: &c.device,
-                regions: &c.regions,
-                host_axis: axis.as_ref(),
-            })
-        })
-        .collect();
+    let launches = TimelineLaunch::placed(&caps, &placement);
     let perfetto = PerfettoOptions {
         host_clocks: (placement.axis == Axis::HostRealtime)
             .then(|| HostClocks::from_syncs(caps.iter().flat_map(|c| &c.clock_syncs)))
@@ -530,6 +551,59 @@ fn merge(paths: &[PathBuf], output: &Path, args: bool) -> Result<(), CliError> {
         },
         output.display()
     );
+    Ok(())
+}
+
+/// The id of the region named `name` in `cap`'s table.
+fn region_id(cap: &Capture, name: &str) -> Result<u16, CliError> {
+    cap.regions
+        .iter()
+        .find(|(_, n)| *n == name)
+        .map(|(id, _)| id)
+        .ok_or_else(|| {
+            let known: Vec<&str> = cap.regions.iter().map(|(_, n)| n).collect();
+            CliError::Usage(format!(
+                "no region \"{name}\" in the capture; its regions: {}",
+                known.join(", ")
+            ))
+        })
+}
+
+/// `ktrace summary --by-value`: one row per value of the region in `l`.
+fn print_by_value(
+    cap: &Capture,
+    l: &LaunchCapture,
+    region: u16,
+    name: &str,
+) -> Result<(), CliError> {
+    let opts = ExportOptions::default();
+    let dec = Decoder::new(&l.raw, &l.shape, &opts.decode_for(&cap.device))?;
+    let warps: Vec<_> = dec.warps().collect();
+    let groups = by_value(&warps, region, name, 1);
+    println!("launch {}: \"{name}\" by value", l.shape.launch);
+    if groups.iter().all(|g| g.value.is_none()) {
+        println!(
+            "  no value was recorded with \"{name}\" (record one with KTRACE_B_V, KTRACE_E_V or KTRACE_M_V)"
+        );
+    }
+    let mut rows = vec![["value", "spans", "mean", "p50", "p90", "max", "marks"]
+        .map(String::from)
+        .to_vec()];
+    for g in &groups {
+        let st = &g.spans;
+        let d = |us: f64| if st.count == 0 { "-".into() } else { dur(us) };
+        rows.push(vec![
+            g.value.map_or("(none)".into(), |v| v.to_string()),
+            st.count.to_string(),
+            d(st.mean_dur),
+            d(st.percentiles.p50),
+            d(st.percentiles.p90),
+            d(st.max_dur),
+            g.marks.to_string(),
+        ]);
+    }
+    table(&rows);
+    println!();
     Ok(())
 }
 

@@ -618,3 +618,101 @@ fn merge_puts_two_gpus_on_the_host_axis_and_refuses_what_cannot_be_placed() {
     assert_clean_failure(&o, "merge writes a Perfetto trace");
     assert!(!d.join("x.pftrace").exists());
 }
+
+/// A capture whose "tile" spans carry their tile index mod 3 as a value:
+/// tile i lasts 100 * (i % 3 + 1) cycles at 2 GHz, so value v has spans of
+/// 50 * (v + 1) ns. Plus "tick" marks with value 7 and one without.
+fn values_capture() -> Capture {
+    use ktrace_runtime::layout::EventKind;
+    use ktrace_runtime::synth::{SynthLaunch, SynthWarp};
+    let mut w = SynthWarp::new(0, 0);
+    for i in 0..9u64 {
+        let at = 1_000 + i * 1_000;
+        let v = (i % 3) as u32;
+        w = w
+            .event_value(at, 0, EventKind::Begin, v)
+            .end(at + 100 * (i % 3 + 1), 0);
+    }
+    w = w
+        .event_value(20_000, 1, EventKind::Mark, 7)
+        .event_value(20_100, 1, EventKind::Mark, 7)
+        .mark(20_200, 1)
+        .span(21_000, 21_500, 2);
+    let mut cap = sample_capture();
+    cap.device.layout_version = 3;
+    cap.regions =
+        ktrace_runtime::regions::Regions::from_table(&[(0, "tile"), (1, "tick"), (2, "plain")]);
+    cap.launches = vec![SynthLaunch::all_traced(1, 32, 64).with(w).into_capture()];
+    cap
+}
+
+#[test]
+fn summary_by_value() {
+    let d = Dir::new("by-value");
+    let cap = d.join("values.ktrace");
+    values_capture().save(&cap).unwrap();
+    let o = ktrace(&["summary", s(&cap), "--by-value", "tile"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let row = |out: &str, v: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(v))
+            .unwrap_or_else(|| panic!("no row {v}: {out}"))
+            .split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    // value, spans, mean (number and unit), ...
+    assert_eq!(row(&out, "0")[1..4], ["3", "50.0", "ns"]);
+    assert_eq!(row(&out, "1")[1..4], ["3", "100.0", "ns"]);
+    assert_eq!(row(&out, "2")[1..4], ["3", "150.0", "ns"]);
+    assert!(!out.contains("(none)"), "{out}");
+
+    // The alias, and marks counted by value.
+    let o = ktrace(&["summary", s(&cap), "--by-payload", "tick"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(row(&out, "7").last().unwrap(), "2");
+    assert_eq!(row(&out, "(none)").last().unwrap(), "1");
+
+    // A region without values says so; an unknown one is an error.
+    let o = ktrace(&["summary", s(&cap), "--by-value", "plain"]);
+    let (out, _) = text(&o);
+    assert!(
+        out.contains("no value was recorded with \"plain\""),
+        "{out}"
+    );
+    assert_clean_failure(
+        &ktrace(&["summary", s(&cap), "--by-value", "nope"]),
+        "no region \"nope\" in the capture; its regions: tile, tick, plain",
+    );
+}
+
+/// Output cut short by a closed pipe (`ktrace summary ... | head -1`) ends
+/// the program quietly, without a panic message.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_is_not_a_panic() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let d = Dir::new("pipe");
+    let cap = d.join("run.ktrace");
+    sample_capture().save(&cap).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ktrace"))
+        .args(["summary", s(&cap)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end at once: every write of the child fails.
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -36,6 +36,9 @@ pub struct SynthWarp {
     /// Events: (cycles after open, region, kind). Written in time order
     /// (events at the same cycle in the order given).
     pub events: Vec<(u64, u16, EventKind)>,
+    /// Values recorded with events: `(at, region, kind, value)` follows the
+    /// event with that time, region and kind (layout version 3).
+    pub values: Vec<(u64, u16, EventKind, u32)>,
     /// Flush time in cycles after open; `None` never flushes.
     pub flush_at: Option<u64>,
     /// Time anchors as the device records them (layout version 2): after
@@ -63,6 +66,7 @@ impl SynthWarp {
             ns: 1,
             cycles: 2,
             events: Vec::new(),
+            values: Vec::new(),
             flush_at: Some(0),
             anchor_cycles: None,
             rate_change: None,
@@ -111,6 +115,12 @@ impl SynthWarp {
         self
     }
 
+    /// Records an event with a 32-bit value (`KTRACE_B_V` and the like).
+    pub fn event_value(mut self, at: u64, region: u16, kind: EventKind, value: u32) -> Self {
+        self.values.push((at, region, kind, value));
+        self.event(at, region, kind)
+    }
+
     /// Records a begin.
     pub fn begin(self, at: u64, region: u16) -> Self {
         self.event(at, region, EventKind::Begin)
@@ -157,8 +167,8 @@ impl SynthWarp {
         }
     }
 
-    /// The ring entries the device writes: events, and time anchors after
-    /// the events that take one.
+    /// The ring entries the device writes: events, time anchors after the
+    /// events that take one, and values after the events recorded with one.
     fn entries(&self) -> Vec<Event> {
         let mut events = self.events.clone();
         events.sort_by_key(|e| e.0);
@@ -180,6 +190,18 @@ impl SynthWarp {
                     });
                     last_anchor = Some(at);
                 }
+            }
+            // A value follows its event and the event's anchor.
+            if let Some(v) = self
+                .values
+                .iter()
+                .find(|v| (v.0, v.1, v.2) == (at, region, kind))
+            {
+                out.push(Event {
+                    clock: v.3,
+                    region,
+                    kind: crate::layout::EVENT_VALUE,
+                });
             }
         }
         out

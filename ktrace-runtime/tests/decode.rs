@@ -58,7 +58,9 @@ fn single_warp_exact_times() {
         [Span {
             region: 0,
             start_ps: 50_000,
-            end_ps: 150_000
+            end_ps: 150_000,
+            begin_value: None,
+            end_value: None,
         }]
     );
     assert_eq!(w.marks().count(), 1);

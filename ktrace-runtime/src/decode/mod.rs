@@ -124,6 +124,9 @@ pub struct TimedEvent {
     pub region: u16,
     /// Begin, end or mark.
     pub kind: EventKind,
+    /// The 32-bit value recorded with the event (`KTRACE_B_V` and the
+    /// like), if any.
+    pub value: Option<u32>,
 }
 
 /// A begin matched with its end.
@@ -135,12 +138,21 @@ pub struct Span {
     pub start_ps: i64,
     /// End time in picoseconds from the launch origin.
     pub end_ps: i64,
+    /// The value recorded with the begin, if any.
+    pub begin_value: Option<u32>,
+    /// The value recorded with the end, if any.
+    pub end_value: Option<u32>,
 }
 
 impl Span {
     /// Duration in picoseconds.
     pub fn dur_ps(&self) -> u64 {
         self.end_ps.saturating_sub(self.start_ps).max(0) as u64
+    }
+
+    /// The span's value: the begin's, or else the end's.
+    pub fn value(&self) -> Option<u32> {
+        self.begin_value.or(self.end_value)
     }
 }
 
@@ -251,7 +263,7 @@ impl<'a> Decoder<'a> {
         let mut diagnostics = Diagnostics::new();
         let mut opened: Vec<(u64, SlotMeta)> = Vec::new();
         for slot in 0..shape.slot_count() {
-            let meta = Slot::new(raw, shape, slot, false).meta;
+            let meta = Slot::new(raw, shape, slot, 1).meta;
             if !meta.is_opened() {
                 continue;
             }
@@ -303,7 +315,7 @@ impl<'a> Decoder<'a> {
     }
 
     fn slot(&self, slot: u64) -> Slot<'a> {
-        Slot::new(self.raw, &self.shape, slot, self.opts.has_anchors())
+        Slot::new(self.raw, &self.shape, slot, self.opts.layout_version)
     }
 
     /// The launch shape.
@@ -391,8 +403,9 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// Calls `f(event, time in ps)` for every event `slot`'s ring kept, in
-    /// ring order (oldest first), until `f` returns false.
+    /// Calls `f(event, time in ps)` for every event and value `slot`'s ring
+    /// kept, in ring order (oldest first), until `f` returns false. A value
+    /// gets the time of the entry before it.
     fn for_each_event(
         &self,
         slot: &Slot<'_>,
@@ -409,6 +422,9 @@ impl<'a> Decoder<'a> {
         slot.walk(kept, |i, e, cycles| {
             if slot.is_anchor(&e) {
                 return true;
+            }
+            if slot.is_value(&e) {
+                return f(e, clock.ps(cycles + extra));
             }
             while let Some(&&(from, add)) = shifts.peek() {
                 if from > i {
@@ -500,17 +516,29 @@ impl<'a> Decoder<'a> {
         // Whether the events come in (time, begin-mark-end) order already.
         let mut in_order = true;
         let mut last = (i64::MIN, 0u8);
+        // The event a value entry right after it belongs to.
+        let mut takes_value: Option<usize> = None;
         let base = self.for_each_event(slot, &kept, plan, false, |e, t| {
+            if slot.is_value(&e) {
+                // A value whose event the ring overwrote belongs to none.
+                if let Some(i) = takes_value.take() {
+                    out.events[i].value = Some(e.clock);
+                }
+                return true;
+            }
             out.walked += 1;
+            takes_value = None;
             match EventKind::from_raw(e.kind) {
                 Some(kind) => {
                     let key = (t, kind.tie_rank());
                     in_order &= last <= key;
                     last = key;
+                    takes_value = Some(out.events.len());
                     out.events.push(TimedEvent {
                         t_ps: t,
                         region: e.region,
                         kind,
+                        value: None,
                     })
                 }
                 None => {
@@ -671,7 +699,7 @@ fn anchor_points(
                     }
                 }
             }
-        } else {
+        } else if !slot.is_value(&e) {
             prev = Some((i, cycles));
             if after_first.is_none() && EventKind::from_raw(e.kind).is_some() {
                 after_first = Some(0);

@@ -2,11 +2,12 @@
 //! first, and their 32-bit `%clock` values unwrapped to 64 bits against the
 //! slot's open or flush `%clock64`. Time anchors (layout version 2) carry
 //! globaltimer bits where events carry a clock: the walk skips them in the
-//! clock chain and gives each the clock of the entry before it. What the
+//! clock chain and gives each the clock of the entry before it; so does a
+//! value (layout version 3), which carries a 32-bit value there. What the
 //! cycles mean in time is `calibrate.rs`'s job.
 
 use super::calibrate::TimerPair;
-use crate::layout::{Event, SlotMeta, EVENT_ANCHOR, EVENT_BYTES, META_BYTES};
+use crate::layout::{Event, SlotMeta, EVENT_ANCHOR, EVENT_BYTES, EVENT_VALUE, META_BYTES};
 use crate::shape::LaunchShape;
 
 /// Reads the slot metadata at byte `off` of `raw`.
@@ -34,6 +35,9 @@ pub(super) struct Slot<'a> {
     /// Whether entries of type [`EVENT_ANCHOR`] are time anchors (layout
     /// version 2 and later).
     anchors: bool,
+    /// Whether entries of type [`EVENT_VALUE`] are values (layout version 3
+    /// and later).
+    values: bool,
     /// The slot's metadata.
     pub meta: SlotMeta,
 }
@@ -62,13 +66,14 @@ impl Kept {
 impl<'a> Slot<'a> {
     /// Slot `slot` of `raw`, a buffer of `shape` (whose length the caller
     /// has checked).
-    pub fn new(raw: &'a [u8], shape: &LaunchShape, slot: u64, anchors: bool) -> Self {
+    pub fn new(raw: &'a [u8], shape: &LaunchShape, slot: u64, version: u32) -> Self {
         let slot_bytes = shape.slot_bytes() as usize;
         let bytes = &raw[slot as usize * slot_bytes..][..slot_bytes];
         Slot {
             bytes,
             cap: shape.cap(),
-            anchors,
+            anchors: version >= 2,
+            values: version >= 3,
             meta: read_meta(bytes, 0),
         }
     }
@@ -76,6 +81,17 @@ impl<'a> Slot<'a> {
     /// Whether `e` is a time anchor rather than an event.
     pub fn is_anchor(&self, e: &Event) -> bool {
         self.anchors && e.kind == EVENT_ANCHOR
+    }
+
+    /// Whether `e` is a value recorded with the event before it.
+    pub fn is_value(&self, e: &Event) -> bool {
+        self.values && e.kind == EVENT_VALUE
+    }
+
+    /// Whether `e` carries no `%clock` (a time anchor or a value): the clock
+    /// chain skips it.
+    pub fn is_clockless(&self, e: &Event) -> bool {
+        self.is_anchor(e) || self.is_value(e)
     }
 
     fn event(&self, index: u32) -> Event {
@@ -113,7 +129,7 @@ impl<'a> Slot<'a> {
                 let mut ordered = k;
                 for i in 0..k {
                     let e = self.event(i);
-                    if self.is_anchor(&e) {
+                    if self.is_clockless(&e) {
                         continue;
                     }
                     if e.clock.wrapping_sub(prev) >= 1 << 31 {
@@ -143,7 +159,7 @@ impl<'a> Slot<'a> {
 
     /// Calls `f(position, entry, unwrapped %clock64)` for every kept entry,
     /// oldest first (position 0), until `f` returns false. A time anchor
-    /// gets the clock of the entry before it (or of the chain's start when
+    /// or a value gets the clock of the entry before it (or of the chain's start when
     /// it is the oldest kept entry).
     ///
     /// Each event's clock is the previous one plus the wrapping 32-bit
@@ -166,7 +182,7 @@ impl<'a> Slot<'a> {
                 let mut next = anchor as u32;
                 for i in (0..n).rev() {
                     let e = at(i);
-                    if self.is_anchor(&e) {
+                    if self.is_clockless(&e) {
                         continue;
                     }
                     cyc -= i128::from(next.wrapping_sub(e.clock));
@@ -178,7 +194,7 @@ impl<'a> Slot<'a> {
         let anchor = i128::from(anchor);
         for i in 0..n {
             let e = at(i);
-            if !self.is_anchor(&e) {
+            if !self.is_clockless(&e) {
                 cyc += i128::from(e.clock.wrapping_sub(prev));
                 prev = e.clock;
             }

@@ -43,10 +43,13 @@ pub(super) fn match_spans(
                 region: e.region,
                 start_ps: e.t_ps,
                 end_ps: e.t_ps,
+                begin_value: e.value,
+                end_value: None,
             });
         } else if o.1 != NONE {
             let top = o.1 as usize;
             spans[top].end_ps = e.t_ps;
+            spans[top].end_value = e.value;
             o.1 = below[top];
             o.2 -= 1;
         } else {

@@ -252,6 +252,25 @@ impl<W: Write> ChromeWriter<W> {
         self.out.extend_from_slice(tail);
     }
 
+    /// As [`Self::push_tail`], with the values recorded with the event (or
+    /// a span's begin and end) added to its args as `"value"` and
+    /// `"end_value"`.
+    fn push_tail_values(&mut self, i: usize, region: u16, value: Option<u32>, end: Option<u32>) {
+        self.push_tail(i, region);
+        if value.is_none() && end.is_none() {
+            return;
+        }
+        // Reopen the args object: the tail ends with `}}`.
+        self.out.truncate(self.out.len() - 2);
+        for (key, v) in [(&b",\"value\":"[..], value), (&b",\"end_value\":"[..], end)] {
+            if let Some(v) = v {
+                self.out.extend_from_slice(key);
+                push_u64(&mut self.out, u64::from(v));
+            }
+        }
+        self.out.extend_from_slice(b"}}");
+    }
+
     fn meta_event(&mut self, name: &str, pid: u64, tid: u64, arg: &[u8]) -> io::Result<()> {
         self.sep()?;
         self.out.extend_from_slice(b"{\"ph\":\"M\",\"name\":\"");
@@ -357,7 +376,7 @@ impl<W: Write> ChromeWriter<W> {
         push_us(&mut self.out, s.start_ps.saturating_sub(self.t0));
         self.out.extend_from_slice(b",\"dur\":");
         push_us(&mut self.out, s.end_ps.saturating_sub(s.start_ps).max(0));
-        self.push_tail(slot, s.region);
+        self.push_tail_values(slot, s.region, s.begin_value, s.end_value);
         self.events += 1;
         Ok(())
     }
@@ -372,7 +391,7 @@ impl<W: Write> ChromeWriter<W> {
             EventKind::Mark => b"\"i\",\"s\":\"t\",\"ts\":",
         });
         push_us(&mut self.out, e.t_ps.saturating_sub(self.t0));
-        self.push_tail(slot, e.region);
+        self.push_tail_values(slot, e.region, e.value, None);
         self.events += 1;
         Ok(())
     }

@@ -453,6 +453,29 @@ pub struct TimelineLaunch<'a> {
     pub host_axis: Option<&'a HostAxis>,
 }
 
+impl<'a> TimelineLaunch<'a> {
+    /// Every launch of `captures`, in order, each on the axis `placement`
+    /// gives its capture: `placement` is [`crate::timeline::place`]'s
+    /// answer for the same captures in the same order.
+    pub fn placed(
+        captures: impl IntoIterator<Item = &'a crate::capture::Capture>,
+        placement: &'a crate::timeline::Placement,
+    ) -> Vec<TimelineLaunch<'a>> {
+        captures
+            .into_iter()
+            .zip(&placement.host_axes)
+            .flat_map(|(c, axis)| {
+                c.launches.iter().map(move |l| TimelineLaunch {
+                    launch: l,
+                    device: &c.device,
+                    regions: &c.regions,
+                    host_axis: axis.as_ref(),
+                })
+            })
+            .collect()
+    }
+}
+
 /// Decodes `launches` (of one capture or several) and writes them all into
 /// one Perfetto trace at `trace_path` (see [`perfetto`]), one warp at a
 /// time, through `opts.filter` if set, and each launch's summary beside it

@@ -214,6 +214,10 @@ struct Ev {
     kind: u8,
     /// 0: the warp's track; `n`: its n-th overlap track.
     lane: u32,
+    /// The value recorded with a mark or a span's begin.
+    value: Option<u32>,
+    /// The value recorded with a span's end (on its begin event).
+    end_value: Option<u32>,
 }
 
 /// The launch being written.
@@ -249,6 +253,8 @@ pub struct PerfettoWriter<W: Write> {
     region_args: Vec<Vec<u8>>,
     /// The `sm`, `block` and `warp` debug annotations of the current warp.
     warp_args: Vec<u8>,
+    /// The current event's values as annotations.
+    value_args: Vec<u8>,
     /// The current warp's sequence id (0 before the first warp).
     seq: u32,
     /// `seq` as a varint after its field key.
@@ -284,6 +290,7 @@ impl<W: Write> PerfettoWriter<W> {
             intern_buf: Vec::new(),
             region_args: Vec::new(),
             warp_args: Vec::new(),
+            value_args: Vec::new(),
             seq: 0,
             seq_field: ([0; 6], 0),
             devices: Vec::new(),
@@ -674,7 +681,7 @@ impl<W: Write> PerfettoWriter<W> {
             let iid = slot as u64 + 1;
             let track = (e.lane != 0).then(|| child_uuid(warp_uuid, 5, u64::from(e.lane)));
             let intern = named && self.interned[slot] != self.seq;
-            if intern || (self.opts.args && named) {
+            if intern || (self.opts.args && named) || e.value.is_some() || e.end_value.is_some() {
                 self.pos = pos;
                 self.event_with_extras(delta, e, track, intern)?;
                 pos = self.pos;
@@ -719,6 +726,8 @@ impl<W: Write> PerfettoWriter<W> {
                         slot,
                         kind: INSTANT,
                         lane: 0,
+                        value: m.value,
+                        end_value: None,
                     });
                 }
             };
@@ -734,6 +743,8 @@ impl<W: Write> PerfettoWriter<W> {
                     slot,
                     kind: SLICE_END,
                     lane: 0,
+                    value: None,
+                    end_value: None,
                 });
                 stack.pop();
             }
@@ -744,6 +755,8 @@ impl<W: Write> PerfettoWriter<W> {
                 slot,
                 kind: SLICE_BEGIN,
                 lane: 0,
+                value: s.begin_value,
+                end_value: s.end_value,
             });
             stack.push((s.end_ps.max(s.start_ps), slot));
         }
@@ -754,6 +767,8 @@ impl<W: Write> PerfettoWriter<W> {
                 slot,
                 kind: SLICE_END,
                 lane: 0,
+                value: None,
+                end_value: None,
             });
         }
         marks_before!(i64::MAX);
@@ -765,6 +780,8 @@ impl<W: Write> PerfettoWriter<W> {
                 slot,
                 kind: INSTANT,
                 lane: 0,
+                value: m.value,
+                end_value: None,
             });
             for m in marks {
                 let slot = self.slot(m.region);
@@ -773,6 +790,8 @@ impl<W: Write> PerfettoWriter<W> {
                     slot,
                     kind: INSTANT,
                     lane: 0,
+                    value: m.value,
+                    end_value: None,
                 });
             }
         }
@@ -806,6 +825,8 @@ impl<W: Write> PerfettoWriter<W> {
                         slot: sl,
                         kind: SLICE_END,
                         lane: i as u32,
+                        value: None,
+                        end_value: None,
                     });
                 }
                 if lane.last().map_or(true, |&(e, _)| e >= end) {
@@ -826,6 +847,8 @@ impl<W: Write> PerfettoWriter<W> {
                 slot,
                 kind: SLICE_BEGIN,
                 lane: i as u32,
+                value: s.begin_value,
+                end_value: s.end_value,
             });
         }
         for (i, lane) in lanes.iter_mut().enumerate().take(used) {
@@ -835,6 +858,8 @@ impl<W: Write> PerfettoWriter<W> {
                     slot: sl,
                     kind: SLICE_END,
                     lane: i as u32,
+                    value: None,
+                    end_value: None,
                 });
             }
         }
@@ -861,6 +886,8 @@ impl<W: Write> PerfettoWriter<W> {
                     slot,
                     kind: INSTANT,
                     lane: 0,
+                    value: m.value,
+                    end_value: None,
                 });
             }
             merged.extend_from_slice(&evs[i..]);
@@ -890,10 +917,21 @@ impl<W: Write> PerfettoWriter<W> {
             push_interned_name(&mut self.intern_buf, iid, name.as_bytes());
         }
         let no_args: &[u8] = &[];
+        self.value_args.clear();
+        if let Some(v) = e.value {
+            push_named_annotation(&mut self.value_args, "value", u64::from(v));
+        }
+        if let Some(v) = e.end_value {
+            push_named_annotation(&mut self.value_args, "end_value", u64::from(v));
+        }
         let args = if self.opts.args && named {
-            [self.warp_args.as_slice(), self.region_args[slot].as_slice()]
+            [
+                self.warp_args.as_slice(),
+                self.region_args[slot].as_slice(),
+                self.value_args.as_slice(),
+            ]
         } else {
-            [no_args, no_args]
+            [no_args, no_args, self.value_args.as_slice()]
         };
         let (sf, sn) = self.seq_field;
         let mut pkt = std::mem::take(&mut self.pkt);
@@ -957,8 +995,8 @@ struct EventFields<'a> {
     name_iid: Option<u64>,
     /// `TrackEvent.track_uuid`, when not the sequence's default.
     track_uuid: Option<u64>,
-    /// `TrackEvent.debug_annotations`, encoded (two runs).
-    args: [&'a [u8]; 2],
+    /// `TrackEvent.debug_annotations`, encoded (three runs).
+    args: [&'a [u8]; 3],
     /// Field 12 (`interned_data`), encoded, or empty.
     interned: &'a [u8],
 }
@@ -982,7 +1020,7 @@ fn encode_event(out: &mut Vec<u8>, f: EventFields<'_>) {
         tail[n] = 0x58;
         n += 1 + write_varint(&mut tail[n + 1..], u);
     }
-    let te_len = f.args[0].len() + f.args[1].len() + n;
+    let te_len = f.args[0].len() + f.args[1].len() + f.args[2].len() + n;
     let te_end = n;
     tail[n] = 0x40;
     n += 1 + write_varint(&mut tail[n + 1..], f.delta);
@@ -997,6 +1035,7 @@ fn encode_event(out: &mut Vec<u8>, f: EventFields<'_>) {
     out.extend_from_slice(&head[..h]);
     out.extend_from_slice(f.args[0]);
     out.extend_from_slice(f.args[1]);
+    out.extend_from_slice(f.args[2]);
     out.extend_from_slice(&tail[..n]);
     out.extend_from_slice(f.interned);
 }
@@ -1098,6 +1137,21 @@ fn push_annotation(out: &mut Vec<u8>, name_iid: u64, value: u64) {
     out.push(0x22);
     out.push(n as u8);
     out.extend_from_slice(&body[..n]);
+}
+
+/// Appends a `TrackEvent.debug_annotations` entry with a literal `name`
+/// (not interned) and an unsigned value, fields in tag order (`uint_value`
+/// 3, `name` 10).
+fn push_named_annotation(out: &mut Vec<u8>, name: &str, value: u64) {
+    let mut body = [0u8; 11];
+    body[0] = 0x18;
+    let n = 1 + write_varint(&mut body[1..], value);
+    out.push(0x22);
+    push_varint(out, (n + 2 + name.len()) as u64);
+    out.extend_from_slice(&body[..n]);
+    out.push(0x52);
+    push_varint(out, name.len() as u64);
+    out.extend_from_slice(name.as_bytes());
 }
 
 /// Writes `v` as a varint at the start of `buf`; returns its length.
@@ -1248,10 +1302,11 @@ mod tests {
                         .debug_annotations
                         .iter()
                         .map(|a| {
-                            (
-                                seq.arg_names[&a.name_iid.unwrap()].clone(),
-                                a.uint_value.unwrap(),
-                            )
+                            let name = match a.name_iid {
+                                Some(iid) => seq.arg_names[&iid].clone(),
+                                None => a.name.clone().expect("a name or its id"),
+                            };
+                            (name, a.uint_value.unwrap())
                         })
                         .collect();
                     events.push(Event {
@@ -1683,6 +1738,56 @@ mod tests {
     }
 
     #[test]
+    fn values_become_annotations_named_value_and_end_value() {
+        use crate::layout::EventKind;
+        let launch = SynthLaunch::all_traced(1, 32, 32)
+            .with(
+                SynthWarp::new(0, 0)
+                    .event_value(10, 1, EventKind::Begin, 7)
+                    .event_value(20, 1, EventKind::End, 9)
+                    .event_value(30, 5, EventKind::Mark, u32::MAX)
+                    .span(40, 50, 2)
+                    .flush_at(100),
+            )
+            .into_capture();
+        for args in [false, true] {
+            let opts = PerfettoOptions {
+                args,
+                ..PerfettoOptions::default()
+            };
+            let (_, _, _, events, _, _) = round_trip(&launch, opts);
+            let named = |name: &str, kind: u8| {
+                events
+                    .iter()
+                    .find(|e| e.name.as_deref() == Some(name) && e.kind == i32::from(kind))
+                    .unwrap_or_else(|| panic!("{name} in {events:?}"))
+                    .args
+                    .iter()
+                    .filter(|(k, _)| k.contains("value"))
+                    .cloned()
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                named("a", SLICE_BEGIN),
+                [("value".to_string(), 7), ("end_value".to_string(), 9)]
+            );
+            assert_eq!(
+                named("tick", INSTANT),
+                [("value".to_string(), u64::from(u32::MAX))]
+            );
+            assert!(named("b", SLICE_BEGIN).is_empty());
+            // Without --args a plain span carries no annotations at all.
+            if !args {
+                let b = events
+                    .iter()
+                    .find(|e| e.name.as_deref() == Some("b"))
+                    .unwrap();
+                assert!(b.args.is_empty());
+            }
+        }
+    }
+
+    #[test]
     fn hand_encoded_event_packets_are_what_prost_writes() {
         let mut next = crate::synth::xorshift64(0x1234_5678_9abc_def1);
         let names = ["r", "a longer region name", &"x".repeat(300)];
@@ -1702,6 +1807,14 @@ mod tests {
                 push_annotation(&mut r, 4, next() % 65_536);
                 (a, r)
             });
+            let values = (i % 6 == 0).then(|| {
+                let mut v = Vec::new();
+                push_named_annotation(&mut v, "value", x % 5_000_000_000);
+                if i % 12 == 0 {
+                    push_named_annotation(&mut v, "end_value", u64::from(u32::MAX));
+                }
+                v
+            });
             let interned = (i % 7 == 0 && iid.is_some()).then(|| names[(i % 3) as usize]);
             let mut ib = Vec::new();
             if let (Some(name), Some(iid)) = (interned, iid) {
@@ -1720,15 +1833,18 @@ mod tests {
                     kind,
                     name_iid: iid,
                     track_uuid: track,
-                    args: args
-                        .as_ref()
-                        .map_or([empty, empty], |(a, r)| [a.as_slice(), r.as_slice()]),
+                    args: {
+                        let v = values.as_deref().unwrap_or(empty);
+                        args.as_ref()
+                            .map_or([empty, empty, v], |(a, r)| [a.as_slice(), r.as_slice(), v])
+                    },
                     interned: &ib,
                 },
             );
             let annotation = |name_iid: u64, v: u64| pb::DebugAnnotation {
                 name_iid: Some(name_iid),
                 uint_value: Some(v),
+                name: None,
             };
             let expected = pb::Trace {
                 packet: vec![pb::TracePacket {
@@ -1746,24 +1862,30 @@ mod tests {
                         track_uuid: track,
                         name_iid: iid,
                         name: None,
-                        debug_annotations: match &args {
-                            Some((a, r)) => {
-                                let mut v = Vec::new();
-                                for chunk in [a.as_slice(), r.as_slice()] {
-                                    let mut buf = chunk;
-                                    while !buf.is_empty() {
-                                        let len = usize::from(buf[1]);
-                                        v.push(
-                                            pb::DebugAnnotation::decode(&buf[2..2 + len]).unwrap(),
-                                        );
-                                        buf = &buf[2 + len..];
-                                    }
+                        debug_annotations: {
+                            let mut v = Vec::new();
+                            let (a, r) = args
+                                .as_ref()
+                                .map_or((empty, empty), |(a, r)| (a.as_slice(), r.as_slice()));
+                            for chunk in [a, r, values.as_deref().unwrap_or(empty)] {
+                                let mut buf = chunk;
+                                while !buf.is_empty() {
+                                    let len = usize::from(buf[1]);
+                                    v.push(pb::DebugAnnotation::decode(&buf[2..2 + len]).unwrap());
+                                    buf = &buf[2 + len..];
                                 }
-                                // The decoded annotations are the ones encoded.
-                                assert_eq!(v[3], annotation(4, v[3].uint_value.unwrap()));
-                                v
                             }
-                            None => Vec::new(),
+                            // The decoded annotations are the ones encoded.
+                            if args.is_some() {
+                                assert_eq!(v[3], annotation(4, v[3].uint_value.unwrap()));
+                            }
+                            if values.is_some() {
+                                let k = if args.is_some() { 4 } else { 0 };
+                                assert_eq!(v[k].name.as_deref(), Some("value"));
+                                assert_eq!(v[k].uint_value, Some(x % 5_000_000_000));
+                                assert_eq!(v.len() - k, if i % 12 == 0 { 2 } else { 1 });
+                            }
+                            v
                         },
                     })),
                     ..Default::default()
@@ -1771,7 +1893,7 @@ mod tests {
             }
             .encode_to_vec();
             assert_eq!(ours, expected, "packet {i}");
-            if args.is_none() && interned.is_none() {
+            if args.is_none() && values.is_none() && interned.is_none() {
                 let mut small = [7u8; SLACK];
                 let n = encode_small_event(&mut small, delta, &sf, sn, kind, iid, track);
                 assert_eq!(small[..n], expected[..], "small packet {i}");

@@ -281,4 +281,7 @@ pub struct DebugAnnotation {
     /// An unsigned value.
     #[prost(uint64, optional, tag = "3")]
     pub uint_value: Option<u64>,
+    /// The name, written out (for names that are not interned).
+    #[prost(string, optional, tag = "10")]
+    pub name: Option<String>,
 }

@@ -418,6 +418,51 @@ impl SummaryBuilder {
     }
 }
 
+/// A region's spans and marks that carry one value (`KTRACE_B_V` and the
+/// like), or none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ValueGroup {
+    /// The value: a span's begin value, or else its end value
+    /// ([`crate::decode::Span::value`]); a mark's value. `None`: recorded
+    /// without one.
+    pub value: Option<u32>,
+    /// Statistics of the spans with this value (`count` 0 when only marks
+    /// have it).
+    pub spans: RegionStats,
+    /// Marks with this value.
+    pub marks: u64,
+}
+
+/// Groups `region`'s spans and marks in `warps` by their value: one group
+/// per value, in increasing order, then the group without a value (if
+/// any). Durations as in [`region_stats`], with `bins` histogram bins.
+pub fn by_value<'a>(
+    warps: impl IntoIterator<Item = &'a WarpTrace>,
+    region: u16,
+    name: &str,
+    bins: usize,
+) -> Vec<ValueGroup> {
+    let mut groups: BTreeMap<(bool, u32), (Vec<u64>, u64)> = BTreeMap::new();
+    // (false, v) sorts before (true, 0): values first, then "none".
+    let key = |v: Option<u32>| v.map_or((true, 0), |v| (false, v));
+    for w in warps {
+        for s in w.spans.iter().filter(|s| s.region == region) {
+            groups.entry(key(s.value())).or_default().0.push(s.dur_ps());
+        }
+        for m in w.marks().filter(|m| m.region == region) {
+            groups.entry(key(m.value)).or_default().1 += 1;
+        }
+    }
+    groups
+        .into_iter()
+        .map(|((none, v), (durations, marks))| ValueGroup {
+            value: (!none).then_some(v),
+            spans: region_stats(region, name, &durations, bins),
+            marks,
+        })
+        .collect()
+}
+
 /// Statistics of one region's durations (in picoseconds, any order).
 pub fn region_stats(region: u16, name: &str, durations_ps: &[u64], bins: usize) -> RegionStats {
     let mut d: Vec<u64> = durations_ps.to_vec();

@@ -12,7 +12,7 @@
 use std::mem::{offset_of, size_of};
 
 /// `KTRACE_LAYOUT_VERSION`: bumped whenever the layout changes meaning.
-pub const LAYOUT_VERSION: u32 = 2;
+pub const LAYOUT_VERSION: u32 = 3;
 /// The oldest layout version this build decodes: version 1 buffers have no
 /// time anchors and are decoded with the two-point time model.
 pub const OLDEST_LAYOUT_VERSION: u32 = 1;
@@ -28,6 +28,10 @@ pub const EVENT_MARK: u16 = 2;
 /// `clock` field holds bits 0..31 of the globaltimer, its `region` field
 /// bits 32..47.
 pub const EVENT_ANCHOR: u16 = 3;
+/// `KTRACE_EVENT_VALUE` (layout version 3): the 32-bit value recorded with
+/// the event before it in the ring (time anchors skipped). Its `clock`
+/// field holds the value, its `region` field the event's region.
+pub const EVENT_VALUE: u16 = 4;
 /// `KTRACE_ANCHOR_CYCLES_DEFAULT`: SM cycles between a warp's time anchors
 /// unless the kernel chose otherwise.
 pub const ANCHOR_CYCLES_DEFAULT: u32 = 2048;
