@@ -113,10 +113,10 @@ fn build_all_markers(nvcc: &Path, dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 /// The shared memory the traced build of module `module` should add to a
-/// block: the staging areas when its source picks the shared-memory
-/// recorder (`KTRACE_SMEM_WARPS` of them, 32 unless it says otherwise),
-/// else none.
-fn recorder_smem(module: &str) -> u64 {
+/// block, and the alignment of its areas: the staging areas when its source
+/// picks a shared-memory recorder (`KTRACE_SMEM_WARPS` of them, 32 unless
+/// it says otherwise), else none.
+fn recorder_smem(module: &str) -> (u64, u64) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let src = if module == "all_markers" {
         root.join("tests/cuda/all_markers.cu")
@@ -124,7 +124,7 @@ fn recorder_smem(module: &str) -> u64 {
         root.join(format!("examples/kernels/{module}.cu"))
     };
     let text = match module.strip_suffix("@newest") {
-        Some(_) => return NEWEST_SMALL_WARPS * (64 * 8 + 16),
+        Some(_) => return (NEWEST_SMALL_WARPS * (64 * 8 + 16), 64 * 8),
         None => std::fs::read_to_string(&src).unwrap(),
     };
     let define = |name: &str| {
@@ -134,17 +134,17 @@ fn recorder_smem(module: &str) -> u64 {
                 .then(|| w.next().unwrap_or("").to_string())
         })
     };
-    let per_warp = match define("KTRACE_RECORDER").as_deref() {
-        Some("2") | Some("KTRACE_RECORDER_SMEM") => SMEM_WARP_BYTES,
+    let (per_warp, align) = match define("KTRACE_RECORDER").as_deref() {
+        Some("2") | Some("KTRACE_RECORDER_SMEM") => (SMEM_WARP_BYTES, 128),
         Some("3") | Some("KTRACE_RECORDER_NEWEST") => {
             let entries =
                 define("KTRACE_NEWEST_ENTRIES").map_or(64, |w| w.parse::<u64>().unwrap());
-            entries * 8 + 16
+            (entries * 8 + 16, entries * 8)
         }
-        _ => return 0,
+        _ => return (0, 0),
     };
     let warps = define("KTRACE_SMEM_WARPS").map_or(32, |w| w.parse::<u64>().unwrap());
-    warps * per_warp
+    (warps * per_warp, align)
 }
 
 /// `KTRACE_SMEM_WARPS` of the small kernels' newest-N builds.
@@ -233,15 +233,15 @@ fn registers_and_shared_memory_of_traced_builds() {
             );
             let reserved = if uu.shared == 0 { RESERVED_SMEM } else { 0 };
             let extra_shared = tu.shared - uu.shared - reserved.min(tu.shared - uu.shared);
-            let expected = recorder_smem(module);
+            let (expected, align) = recorder_smem(module);
             if expected == 0 {
                 assert_eq!(tu.shared, uu.shared, "{module} {f}: shared memory added");
             } else {
                 // The staging areas are 128-byte aligned after the kernel's
                 // own static shared memory, the newest-N rings aligned to
-                // their size (512 bytes).
+                // their size.
                 assert!(
-                    (expected..expected + 512).contains(&extra_shared),
+                    (expected..expected + align).contains(&extra_shared),
                     "{module} {f}: the traced build adds {extra_shared} bytes of shared \
                      memory, not {expected}"
                 );

@@ -106,7 +106,10 @@
 // KTRACE_SMEM_WARPS (0 for the untraced build and the other recorders).
 #ifndef KTRACE_NEWEST_ENTRIES
 // Events each warp keeps with KTRACE_RECORDER_NEWEST: a power of two from
-// 32 to 1024 (64: 512 bytes of shared memory per warp).
+// 32 to 128 (64: 512 bytes of shared memory per warp). A ring's address must
+// be a multiple of its size, and a block's shared memory starts at a
+// multiple of 1,024 bytes (on sm_90 at 0x400 past the CTA's window), so a
+// ring may take at most 1,024 bytes.
 #define KTRACE_NEWEST_ENTRIES 64
 #endif
 #ifndef KTRACE_NEWEST_PIN
@@ -117,9 +120,9 @@
 // H200 microbenchmark both cost the same (docs/performance.md).
 #define KTRACE_NEWEST_PIN 0
 #endif
-#if KTRACE_NEWEST_ENTRIES < 32 || KTRACE_NEWEST_ENTRIES > 1024 || \
+#if KTRACE_NEWEST_ENTRIES < 32 || KTRACE_NEWEST_ENTRIES > 128 || \
     (KTRACE_NEWEST_ENTRIES & (KTRACE_NEWEST_ENTRIES - 1)) != 0
-#error "ktrace: KTRACE_NEWEST_ENTRIES must be a power of two from 32 to 1024"
+#error "ktrace: KTRACE_NEWEST_ENTRIES must be 32, 64 or 128"
 #endif
 // Shared memory per warp of KTRACE_RECORDER_NEWEST: the ring and 16 bytes
 // of state (where the warp's events go in the global buffer).
@@ -423,6 +426,9 @@ class Context {
     const uint32_t w = o.warp % KTRACE_SMEM_WARPS;
     entry_ = static_cast<uint32_t>(__cvta_generic_to_shared(ktrace_newest_ring)) +
              w * KTRACE_NEWEST_RING_BYTES;
+    // An event's address is one LOP3 only while the ring is aligned to its
+    // size (see KTRACE_NEWEST_ENTRIES): stop rather than write elsewhere.
+    if (!o.skip && (entry_ & (KTRACE_NEWEST_RING_BYTES - 1u)) != 0) __trap();
     at_ = 0;
     held_ = 0;
     if (!o.skip) {
@@ -538,7 +544,61 @@ class Context {
 #endif
   }
 
+  /// Records one event, `tag` (`region | type << 16`), with a 32-bit
+  /// value: the event, then a value entry (KTRACE_EVENT_VALUE) holding the
+  /// value and the event's region, in the next slot of the ring (the ring
+  /// may later keep the value without its event, like any other recorder's
+  /// full ring).
+  __device__ __forceinline__ void record_value(uint32_t tag, uint32_t value) {
+    record(tag);
+    push_value((tag & 0xffffu) | (KTRACE_EVENT_VALUE << layout::kTypeShift), value);
+  }
+
  private:
+  /// Stores one value entry {value, vtag}: the event's code without the
+  /// clock read.
+  __device__ __forceinline__ void push_value(uint32_t vtag, uint32_t value) {
+#if KTRACE_NEWEST_PIN
+    asm volatile(
+        "{\n\t"
+        ".reg .pred skip;\n\t"
+        "setp.ne.u32 skip, %3, 0;\n\t"
+        "@skip bra.uni KTRACE_DONE_%=;\n\t"
+        "mov.b64 %2, {%5, %4};\n\t"
+        "lop3.b32 %1, %0, %1, %6, 0xe4;\n\t"
+        "add.u32 %0, %0, 8;\n\t"
+        "st.shared.u64 [%1], %2;\n\t"
+        "@skip bra.uni KTRACE_NEVER_%=;\n\t"
+        "bra.uni KTRACE_DONE_%=;\n"
+        "KTRACE_NEVER_%=:\n\t"
+        "trap;\n"
+        "KTRACE_DONE_%=:\n\t"
+        "}"
+        : "+r"(at_), "+r"(entry_), "+l"(held_)
+        : "r"(skip_), "r"(vtag), "r"(value), "n"(KTRACE_NEWEST_RING_BYTES - 1)
+        : "memory");
+#else
+    asm volatile(
+        "{\n\t"
+        ".reg .pred skip;\n\t"
+        ".reg .u32 a;\n\t"
+        "setp.ne.u32 skip, %2, 0;\n\t"
+        "@skip bra.uni KTRACE_DONE_%=;\n\t"
+        "lop3.b32 a, %0, %1, %5, 0xe4;\n\t"
+        "add.u32 %0, %0, 8;\n\t"
+        "st.shared.v2.u32 [a], {%4, %3};\n\t"
+        "@skip bra.uni KTRACE_NEVER_%=;\n\t"
+        "bra.uni KTRACE_DONE_%=;\n"
+        "KTRACE_NEVER_%=:\n\t"
+        "trap;\n"
+        "KTRACE_DONE_%=:\n\t"
+        "}"
+        : "+r"(at_)
+        : "r"(entry_), "r"(skip_), "r"(vtag), "r"(value), "n"(KTRACE_NEWEST_RING_BYTES - 1)
+        : "memory");
+#endif
+  }
+
   uint32_t at_;     // bytes recorded: 8 per event
   uint32_t entry_;  // shared address of the last entry written (the ring's start before)
   uint64_t held_;   // the last entry written {clock, tag}
