@@ -79,7 +79,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let chosen = std::env::var("KTRACE_BENCH_DESIGNS").ok();
     let designs: Vec<_> = all_designs
         .into_iter()
-        .filter(|(d, _, _)| chosen.as_deref().map_or(true, |c| c.split(',').any(|x| x == *d)))
+        .filter(|(d, _, _)| match chosen.as_deref() {
+            Some(c) => c.split(',').any(|x| x == *d),
+            None => true,
+        })
         .collect();
     println!("recorder microbenchmark: {iters} iterations x 8 dependent FMAs, {WARPS} warps/block, {sms} SMs, median of {reps} alternating launches; clock {clock_ghz:.2} GHz (nominal)");
     println!(

@@ -58,7 +58,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let runs: [(&str, &CudaFunction, &KtraceArg); 5] = [
             ("untraced", &untraced, &KtraceArg::OFF),
             ("shared-memory recorder, all warps", &smem, &a_smem),
-            ("shared-memory recorder, null buffer", &smem, &KtraceArg::OFF),
+            (
+                "shared-memory recorder, null buffer",
+                &smem,
+                &KtraceArg::OFF,
+            ),
             ("newest-64 recorder, all warps", &newest, &a_newest),
             ("newest-64 recorder, null buffer", &newest, &KtraceArg::OFF),
         ];
@@ -84,7 +88,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("warp_specialized {blocks} blocks x {tiles_per_block} tiles, {reps} alternating launches each, medians:");
         for ((name, _, _), t) in runs.iter().zip(times.iter_mut()) {
             let m = median(t);
-            println!("  {name:<38} {:.2} us  {:+.2}%", m * 1e3, 100.0 * (m / mu - 1.0));
+            println!(
+                "  {name:<38} {:.2} us  {:+.2}%",
+                m * 1e3,
+                100.0 * (m / mu - 1.0)
+            );
         }
         s_smem.discard();
         s_newest.discard();

@@ -102,8 +102,7 @@ fn walk(code: &Code, from: usize, to: usize, skip: bool) -> Vec<String> {
             // A branch to a trap is never taken (the newest-N recorder's
             // guard against if-conversion, where ptxas keeps it).
             let to_trap = code[j].1.contains("TRAP");
-            if (skip && is_skip(code, i))
-                || (!to_trap && !is_skip(code, i) && rare(code, i + 1, j))
+            if (skip && is_skip(code, i)) || (!to_trap && !is_skip(code, i) && rare(code, i + 1, j))
             {
                 i = j;
                 continue;

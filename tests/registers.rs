@@ -137,8 +137,7 @@ fn recorder_smem(module: &str) -> (u64, u64) {
     let (per_warp, align) = match define("KTRACE_RECORDER").as_deref() {
         Some("2") | Some("KTRACE_RECORDER_SMEM") => (SMEM_WARP_BYTES, 128),
         Some("3") | Some("KTRACE_RECORDER_NEWEST") => {
-            let entries =
-                define("KTRACE_NEWEST_ENTRIES").map_or(64, |w| w.parse::<u64>().unwrap());
+            let entries = define("KTRACE_NEWEST_ENTRIES").map_or(64, |w| w.parse::<u64>().unwrap());
             (entries * 8 + 16, entries * 8)
         }
         _ => return (0, 0),

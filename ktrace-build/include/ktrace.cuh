@@ -394,16 +394,18 @@ static __shared__ __align__(16) uint4 ktrace_newest_state[KTRACE_SMEM_WARPS];
 /// Per-warp trace context, newest-N shared-memory recorder.
 ///
 /// Live state across a loop: the bytes recorded so far (8 per event), the
-/// shared address of the warp's ring and the skip flag (held by the
-/// compiler as a predicate). Recording never leaves shared memory and
-/// tests nothing: an event is the skip branch, the clock read, the tag
-/// into the register beside it, the entry's address
-/// (`(bytes & (ring bytes - 1)) | ring`, one LOP3), one 8-byte shared store
-/// and the byte count's increment: 6 SASS instructions. The event's code is
-/// kept a branch over a block (the never-taken branch to a trap below
-/// stops ptxas from turning it into predicated instructions), so a warp
-/// that records nothing runs one instruction per marker and the user's code
-/// stays on its side of the clock read.
+/// shared address of the warp's ring (with KTRACE_NEWEST_PIN, of its last
+/// entry, and that entry) and the skip flag (held by the compiler as a
+/// predicate). Recording never leaves shared memory and tests nothing: an
+/// event is the skip branch, the clock read, the tag into the register
+/// beside it, the entry's address (`(bytes & (ring bytes - 1)) | ring`, one
+/// LOP3), one 8-byte shared store and the byte count's increment: 6 SASS
+/// instructions. The event's code is kept a branch over a block (the
+/// never-taken branch to a trap stops ptxas from turning it into predicated
+/// instructions; ptxas then deletes that branch, except in the first copy
+/// of an unrolled loop), so a warp that records nothing runs one
+/// instruction per marker and the user's code stays on its side of the
+/// clock read. Measured on the H200: docs/performance.md.
 ///
 /// The flush writes the newest min(events, KTRACE_NEWEST_ENTRIES, cap) to
 /// the warp's slot: with cap <= KTRACE_NEWEST_ENTRIES at their ring
