@@ -223,8 +223,8 @@ pub struct Analysis {
     pub active_window: ActiveWindow,
     /// The wait patterns used.
     pub wait_patterns: Vec<String>,
-    /// Names of the regions those patterns match (among the regions the
-    /// launch's spans use and the region table).
+    /// Names of the regions with spans in this launch that those patterns
+    /// match, in name order.
     pub wait_regions: Vec<String>,
     /// Warps grouped by the set of regions they run.
     pub roles: Vec<Role>,
@@ -258,23 +258,24 @@ pub fn analyze(launch: &DecodedLaunch, regions: &Regions, opts: &AnalysisOptions
         .collect();
     used.sort_unstable();
     used.dedup();
-    let mut wait_regions: Vec<String> = used
+    let used_names: Vec<String> = used
         .iter()
         .map(|&id| regions.name(id).into_owned())
-        .chain(regions.iter().map(|(_, n)| n.to_string()))
+        .collect();
+    let mut wait_regions: Vec<String> = used_names
+        .iter()
         .filter(|n| opts.wait.matches(n))
+        .cloned()
         .collect();
     wait_regions.sort();
     wait_regions.dedup();
 
     let mut notes = Vec::new();
     for p in opts.wait.patterns() {
-        let hit = used.iter().any(|&id| glob_match(p, &regions.name(id)))
-            || regions.iter().any(|(_, n)| glob_match(p, n));
-        if !hit {
+        if !used_names.iter().any(|n| glob_match(p, n)) {
             notes.push(format!(
-                "wait pattern {p:?} matches no region of this launch: no time counts as waiting \
-                 for it"
+                "wait pattern {p:?} matches no region with spans in this launch: no time counts \
+                 as waiting for it"
             ));
         }
     }

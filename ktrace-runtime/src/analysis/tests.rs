@@ -168,10 +168,26 @@ fn wait_patterns_choose_the_wait_regions() {
     assert!(a.roles.iter().all(|r| r.wait_share == 0.0));
     assert_eq!(a.notes.len(), 1);
     assert!(
-        a.notes[0].contains("\"sync*\" matches no region"),
+        a.notes[0].contains("\"sync*\" matches no region with spans in this launch"),
         "{:?}",
         a.notes
     );
+}
+
+#[test]
+fn wait_regions_are_those_the_launch_runs() {
+    // The table names a wait region no warp runs: it is no wait region of
+    // this launch, and a pattern that matches only it is noted.
+    let mut table = regions();
+    table.insert(9, "wait_barrier");
+    let opts = AnalysisOptions {
+        wait: WaitPatterns::new(["wait*", "wait_b*"]).unwrap(),
+        ..AnalysisOptions::default()
+    };
+    let a = analyze(&gemm_like(), &table, &opts);
+    assert_eq!(a.wait_regions, ["wait_empty", "wait_full"]);
+    assert_eq!(a.notes.len(), 1, "{:?}", a.notes);
+    assert!(a.notes[0].starts_with("wait pattern \"wait_b*\" matches no region"));
 }
 
 #[test]
@@ -385,6 +401,8 @@ fn occurrences_beyond_the_limit_are_left_out_with_a_note() {
     let l = SynthLaunch::all_traced(1, 32, 64).with(w);
     let opts = AnalysisOptions {
         max_occurrences: 3,
+        // No wait patterns, so no note that they match nothing.
+        wait: WaitPatterns::new(Vec::<String>::new()).unwrap(),
         ..AnalysisOptions::default()
     };
     let a = analyze(&decoded(l), &regions(), &opts);
