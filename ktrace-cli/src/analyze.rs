@@ -139,7 +139,8 @@ fn roles_text(out: &mut String, a: &Analysis) {
 }
 
 fn role_regions_text(out: &mut String, r: &Role) {
-    let _ = writeln!(out, "\n  {} ({} warps): time per warp", r.name, r.warps);
+    let warps = if r.warps == 1 { "warp" } else { "warps" };
+    let _ = writeln!(out, "\n  {} ({} {warps}): time per warp", r.name, r.warps);
     let mut rows = vec![vec![
         "region".to_string(),
         "spans/warp".into(),

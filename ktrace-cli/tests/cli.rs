@@ -444,9 +444,9 @@ fn analyze_every_launch_or_one() {
     assert_eq!(notes.len(), 4, "{notes:?}");
     for (note, needle) in notes.iter().zip([
         "wait pattern \"wait*\" matches no region",
-        "1 warps never flushed",
-        "1 warps lost their oldest events",
-        "1 warps have begins or ends without a partner",
+        "1 warp never flushed",
+        "1 warp lost the oldest events",
+        "1 warp with begins or ends without a partner",
     ]) {
         assert!(note.as_str().unwrap().starts_with(needle), "{note}");
     }

@@ -282,14 +282,16 @@ pub fn analyze(launch: &DecodedLaunch, regions: &Regions, opts: &AnalysisOptions
     let never = launch.warps.iter().filter(|w| !w.flushed).count();
     if never > 0 {
         notes.push(format!(
-            "{never} warps never flushed: their events end early, and so do their active times"
+            "{} never flushed: later events are lost, so active time ends early",
+            warps(never)
         ));
     }
     let dropped = launch.warps.iter().filter(|w| w.dropped > 0).count();
     if dropped > 0 {
         notes.push(format!(
-            "{dropped} warps lost their oldest events to ring overflow: their first spans and \
-             their start are missing, so their active times are short"
+            "{} lost the oldest events to ring overflow: the first spans and the start \
+             are missing, so active time is short",
+            warps(dropped)
         ));
     }
     let unmatched = launch
@@ -307,8 +309,9 @@ pub fn analyze(launch: &DecodedLaunch, regions: &Regions, opts: &AnalysisOptions
         .count();
     if unmatched > 0 {
         notes.push(format!(
-            "{unmatched} warps have begins or ends without a partner: those are not spans and \
-             count as outside any region"
+            "{} with begins or ends without a partner: those are not spans and \
+             count as outside any region",
+            warps(unmatched)
         ));
     }
 
@@ -490,6 +493,15 @@ fn merge(intervals: impl Iterator<Item = (i64, i64)>, lo: i64, hi: i64) -> Vec<(
 
 fn length(intervals: &[(i64, i64)]) -> i64 {
     intervals.iter().map(|(s, e)| e - s).sum()
+}
+
+/// "1 warp", "2 warps".
+fn warps(n: usize) -> String {
+    if n == 1 {
+        "1 warp".into()
+    } else {
+        format!("{n} warps")
+    }
 }
 
 /// Picoseconds as nanoseconds.
