@@ -190,7 +190,11 @@ fn imbalance_text(out: &mut String, a: &Analysis) {
         dur_ns(t.tail_ns),
         pct(t.tail_share)
     );
-    let _ = writeln!(out, "  slowest blocks (times from launch start)");
+    let _ = writeln!(
+        out,
+        "  slowest blocks (times from launch start; excess: the block's slowest warp in a region \
+         against the median block's)"
+    );
     let mut rows = vec![vec![
         "block".to_string(),
         "SM".into(),
@@ -199,8 +203,9 @@ fn imbalance_text(out: &mut String, a: &Analysis) {
         "over median end".into(),
         "late start".into(),
         "cause".into(),
-        "its excess".into(),
-        "wait excess".into(),
+        "excess".into(),
+        "largest non-wait".into(),
+        "excess".into(),
     ]];
     for b in &im.slowest_blocks {
         rows.push(vec![
@@ -216,7 +221,12 @@ fn imbalance_text(out: &mut String, a: &Analysis) {
             } else {
                 "-".into()
             },
-            delta_ns(b.wait_excess_ns),
+            b.work_cause.clone().unwrap_or_else(|| "-".into()),
+            if b.work_cause.is_some() {
+                delta_ns(b.work_excess_ns)
+            } else {
+                "-".into()
+            },
         ]);
     }
     out.push_str(&table_text(&rows, "    "));

@@ -423,6 +423,43 @@ fn analyze_a_real_capture() {
     assert_eq!(o.stdout, std::fs::read(&json).unwrap());
 }
 
+/// The warp_specialized capture: one producer and one consumer traced per
+/// block, both waiting a large part of their time.
+#[test]
+fn analyze_the_warp_specialized_capture() {
+    let cap = fixture("h200_warp_specialized.ktrace");
+    let o = ktrace(&["analyze", s(&cap), "--json"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let a = &doc["launches"][0];
+    let roles: Vec<(&str, u64, &serde_json::Value)> = a["roles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap(),
+                r["warps"].as_u64().unwrap(),
+                &r["warp_indices"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("produce+wait_empty", 264, &serde_json::json!([0])),
+            ("consume+wait_full", 264, &serde_json::json!([4])),
+        ]
+    );
+    for r in a["roles"].as_array().unwrap() {
+        let w = f(&r["wait_share"]);
+        assert!((0.1..0.9).contains(&w), "{r}");
+    }
+    let slowest = &a["imbalance"]["slowest_blocks"][0];
+    assert_eq!(slowest["block"], a["imbalance"]["tail"]["last_block"]);
+    assert!(slowest["cause"].is_string(), "{slowest}");
+}
+
 #[test]
 fn analyze_every_launch_or_one() {
     let d = Dir::new("analyze-launches");

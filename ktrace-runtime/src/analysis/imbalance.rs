@@ -13,10 +13,13 @@
 //!   any of its warps (the block waits for its slowest warp); its
 //!   *excess* in the region is that minus the median of the same over the
 //!   blocks that run the region. The *cause* of a slow block is its region
-//!   with the largest positive excess, looked for first among regions that
-//!   are not waits (a wait grows because of what it waits for) and then
-//!   among waits. A block that started late (`late_start_ns`) may be slow
-//!   with no excess at all: it ran in a later wave.
+//!   with the largest positive excess (a region that is not a wait wins a
+//!   tie). When that is a wait region, the block waited longer than the
+//!   others, for something it waits on; the region that is not a wait with
+//!   the largest positive excess is given beside it (`work_cause`), since a
+//!   wait grows because of what it waits for. A block that started late
+//!   (`late_start_ns`) may be slow with no excess at all: it ran in a later
+//!   wave.
 //! - **Tail**: the last block's end against the median block end.
 
 use serde::{Deserialize, Serialize};
@@ -89,15 +92,19 @@ pub struct SlowBlock {
     pub end_over_median_ns: f64,
     /// Start minus the median block start, ns.
     pub late_start_ns: f64,
-    /// The region that made the block slow (see the module docs); absent
-    /// when no region has a positive excess.
+    /// The region that made the block slow: the one with the largest
+    /// positive excess over the median block; absent when none has one.
     pub cause: Option<String>,
     /// The cause's excess over the median block, ns (0 without a cause).
     pub cause_excess_ns: f64,
-    /// Whether the cause is a wait region (no other region had a positive
-    /// excess).
+    /// Whether the cause is a wait region.
     pub cause_is_wait: bool,
-    /// The largest excess of a wait region, ns (0 when none is positive).
+    /// The region that is not a wait with the largest positive excess (the
+    /// cause itself when that is not a wait); absent when none has one.
+    pub work_cause: Option<String>,
+    /// Its excess, ns (0 without one).
+    pub work_excess_ns: f64,
+    /// The largest positive excess of a wait region, ns (0 when none).
     pub wait_excess_ns: f64,
 }
 
@@ -213,10 +220,16 @@ fn slow_block(
         })
         .filter(|e| e.0 > 0.0)
         .collect();
-    excess.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    // Largest excess first; at equal excess a region that is not a wait,
+    // then the lower id.
+    excess.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(ctx.is_wait(a.1).cmp(&ctx.is_wait(b.1)))
+            .then(a.1.cmp(&b.1))
+    });
     let work = excess.iter().find(|e| !ctx.is_wait(e.1));
     let wait = excess.iter().find(|e| ctx.is_wait(e.1));
-    let cause = work.or(wait);
+    let cause = excess.first();
     SlowBlock {
         block: b.block,
         sm: b.sm,
@@ -227,7 +240,9 @@ fn slow_block(
         late_start_ns: (b.start as f64 - median_start) / 1000.0,
         cause: cause.map(|c| ctx.name(c.1)),
         cause_excess_ns: cause.map_or(0.0, |c| c.0 / 1000.0),
-        cause_is_wait: work.is_none() && wait.is_some(),
+        cause_is_wait: cause.is_some_and(|c| ctx.is_wait(c.1)),
+        work_cause: work.map(|c| ctx.name(c.1)),
+        work_excess_ns: work.map_or(0.0, |c| c.0 / 1000.0),
         wait_excess_ns: wait.map_or(0.0, |c| c.0 / 1000.0),
     }
 }

@@ -250,15 +250,19 @@ fn a_planted_slow_block_is_named_with_its_cause_and_the_tail() {
     let slow: Vec<u32> = im.slowest_blocks.iter().map(|b| b.block).collect();
     assert_eq!(slow, [5, 6, 0, 1, 2]);
     let b5 = &im.slowest_blocks[0];
+    // Load and the consumer's wait both exceed by 500 ns: load, not a
+    // wait, wins the tie.
     assert_eq!(b5.cause.as_deref(), Some("load"));
     assert!(close(b5.cause_excess_ns, 500.0), "{b5:?}");
     assert!(!b5.cause_is_wait);
+    assert_eq!(b5.work_cause.as_deref(), Some("load"));
+    assert!(close(b5.work_excess_ns, 500.0));
     assert!(close(b5.wait_excess_ns, 500.0), "{b5:?}");
     assert!(close(b5.end_over_median_ns, 500.0));
     assert!(close(b5.late_start_ns, 0.0));
     assert_eq!(b5.warps, 2);
     let b6 = &im.slowest_blocks[1];
-    assert_eq!(b6.cause, None, "{b6:?}");
+    assert_eq!((&b6.cause, &b6.work_cause), (&None, &None), "{b6:?}");
     assert!(close(b6.late_start_ns, 100.0) && close(b6.end_over_median_ns, 100.0));
     assert!(close(b6.start_ns, 100.0));
 
