@@ -183,6 +183,7 @@
 mod format;
 pub use format::{capture, layout, regions, shape};
 
+pub mod analysis;
 pub mod decode;
 pub mod diagnostics;
 mod error;
@@ -199,6 +200,7 @@ mod switch;
 pub mod synth;
 pub mod timeline;
 
+pub use analysis::{analyze, analyze_launch, Analysis, AnalysisOptions};
 pub use capture::{Capture, DeviceInfo, LaunchCapture};
 pub use chrome::ChromeOptions;
 pub use decode::{decode, DecodeOptions, DecodedLaunch, Decoder, WarpTrace};
