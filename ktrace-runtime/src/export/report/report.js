@@ -3,6 +3,7 @@
 (function () {
   'use strict';
 
+  const loadStart = performance.now();
   const D = JSON.parse(document.getElementById('ktrace-data').textContent);
   const H = D.header;
 
@@ -12,7 +13,21 @@
     '#b07aa1', '#ff9da7', '#9c755f', '#86bcb6', '#d37295', '#a0cbe8',
     '#8cd17d', '#ffbe7d', '#499894', '#f1ce63', '#79706e', '#bab0ac',
   ];
-  const colour = (i) => PALETTE[i % PALETTE.length];
+  // Waiting regions (names starting with "wait") get muted tones so the
+  // work stands out.
+  const WAIT_PALETTE = ['#b9c0cc', '#e6b0aa', '#d9c7a0', '#a9c6de', '#c9b6d6'];
+  const regionColours = (() => {
+    let work = 0, wait = 0;
+    return D.regions.map((name) => (/^wait/i.test(name)
+      ? WAIT_PALETTE[wait++ % WAIT_PALETTE.length]
+      : PALETTE[work++ % PALETTE.length]));
+  })();
+  const colour = (i) => regionColours[i] || PALETTE[i % PALETTE.length];
+  // The same as 32-bit RGBA pixels (little-endian: 0xAABBGGRR).
+  const colourWord = D.regions.map((_, i) => {
+    const c = parseInt(colour(i).slice(1), 16);
+    return (0xff000000 | ((c & 0xff) << 16) | (c & 0xff00) | (c >> 16)) >>> 0;
+  });
   const hidden = new Set(); // region indices switched off in the legend
 
   // ---------------------------------------------------------------- helpers
@@ -41,6 +56,13 @@
     return (ns / 1e9).toFixed(3) + ' s';
   }
   const fmtUs = (us) => fmtNs(us * 1e3);
+
+  // An axis tick in ns: as short as the step allows ("5 µs", "2.5 µs").
+  function fmtTick(ns, step) {
+    const [div, unit] = step >= 1e9 ? [1e9, 's'] : step >= 1e6 ? [1e6, 'ms'] : step >= 1e3 ? [1e3, 'µs'] : [1, 'ns'];
+    const digits = Math.max(0, -Math.floor(Math.log10(step / div) + 1e-9));
+    return (ns / div).toFixed(digits) + ' ' + unit;
+  }
   const fmtInt = (n) => Number(n).toLocaleString('en-US');
 
   function fmtNumber(v) {
@@ -168,6 +190,16 @@
     return lo;
   }
 
+  // First even index of a flat [region, t, ...] array whose t is >= x.
+  function lowerBound2(a, x) {
+    let lo = 0, hi = a.length >> 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (a[2 * mid + 1] < x) lo = mid + 1; else hi = mid;
+    }
+    return 2 * lo;
+  }
+
   // ---------------------------------------------------------------- timeline
 
   const AXIS = 26;    // px of the time axis above the lanes
@@ -219,7 +251,7 @@
     const wrap = document.getElementById('timeline-wrap');
     tl.width = Math.max(320, wrap.clientWidth);
     const n = Math.max(1, lanes.length);
-    const maxLanesPx = Math.max(360, Math.round(window.innerHeight * 0.62) - AXIS);
+    const maxLanesPx = Math.max(360, Math.min(760, Math.round(window.innerHeight * 0.62) - AXIS));
     if (tl.laneHeight === 'auto') {
       // Every lane in view: whole pixels per lane where they fit,
       // otherwise one sampled lane per pixel row.
@@ -263,26 +295,19 @@
     ctx.fillStyle = '#ffffff';
     ctx.fillRect(0, 0, W, Ht);
 
-    // Lanes in view: whole lanes where each has a pixel row or more,
-    // else one lane per pixel row.
+    // Lanes in view, each with its pixel rows: whole rows where a lane
+    // has one or more, else the pixel row it falls in (several lanes then
+    // share a row, drawn one over the other).
     const view = Ht - AXIS;
     const rows = [];
-    if (tl.h >= 1) {
-      const first = Math.max(0, Math.floor(tl.scroll / tl.h));
-      const last = Math.min(tl.order.length - 1, Math.floor((tl.scroll + view) / tl.h));
-      for (let p = first; p <= last; p++) {
-        const y0 = AXIS + Math.round(p * tl.h - tl.scroll);
-        const y1 = AXIS + Math.round((p + 1) * tl.h - tl.scroll);
-        rows.push([p, y0, y1]);
-      }
-    } else {
-      let prev = -1;
-      for (let y = 0; y < view; y++) {
-        const p = Math.floor((y + tl.scroll) / tl.h);
-        if (p >= tl.order.length) break;
-        if (p !== prev) rows.push([p, AXIS + y, AXIS + y + 1]);
-        prev = p;
-      }
+    const first = Math.max(0, Math.floor(tl.scroll / tl.h));
+    const last = Math.min(tl.order.length - 1, Math.floor((tl.scroll + view) / tl.h));
+    for (let p = first; p <= last; p++) {
+      let y0 = AXIS + Math.round(p * tl.h - tl.scroll);
+      let y1 = AXIS + Math.round((p + 1) * tl.h - tl.scroll);
+      if (tl.h < 1) { y0 = AXIS + Math.floor(p * tl.h - tl.scroll); y1 = y0 + 1; }
+      if (y0 >= Ht) break;
+      rows.push([p, y0, y1]);
     }
 
     // Alternate group backgrounds.
@@ -309,13 +334,26 @@
       ctx.fillStyle = '#e6e9ef';
       ctx.fillRect(x - 0.5, AXIS, 1, view);
       ctx.fillStyle = '#5b6475';
-      ctx.fillText(fmtNs(t), x, AXIS / 2);
+      ctx.fillText(fmtTick(t, step), x, AXIS / 2);
     }
 
-    // Spans: sub-pixel spans of a level merge into one rectangle per
-    // pixel run, coloured by the longest of them.
-    let rects = 0;
-    const spans = [];
+    // Spans are rasterised into one pixel buffer (device pixels): each
+    // lane level's spans fill one pixel row, which is then copied down
+    // the level's band, so the cost follows the pixels, not the spans.
+    // Of several spans in one pixel the longest shows.
+    const dpr = window.devicePixelRatio || 1;
+    const BW = Math.max(1, Math.round(plotW * dpr)), BH = Math.max(1, Math.round(view * dpr));
+    if (!tl.layer || tl.layer.width !== BW || tl.layer.height !== BH) {
+      tl.layer = document.createElement('canvas');
+      tl.layer.width = BW;
+      tl.layer.height = BH;
+      tl.image = tl.layer.getContext('2d').createImageData(BW, BH);
+      tl.pixels = new Uint32Array(tl.image.data.buffer);
+    }
+    const px = tl.pixels;
+    px.fill(0);
+    const k2 = k * dpr; // device px per ns
+    let painted = 0;
     const inset = maxLevel > 0 ? 0.45 / maxLevel : 0;
     for (const [p, y0, y1] of rows) {
       const lane = lanes[tl.order[p]];
@@ -324,58 +362,61 @@
       for (let l = 0; l < lane.levels.length; l++) {
         const L = lane.levels[l];
         const top = y0 + (lh >= 6 ? Math.round(l * inset * lh) : 0);
-        const hgt = y1 - gap - top;
-        if (hgt <= 0) continue;
-        let i = lowerBound(L.e, L.n, tl.t0);
-        let runA = 0, runB = -1, runR = -1, runLen = -1;
-        const flush = () => {
-          if (runB < runA) return;
-          ctx.fillStyle = colour(runR);
-          ctx.fillRect(runA, top, Math.max(1, runB - runA), hgt);
-          rects++;
-          runB = -1;
-        };
-        for (; i < L.n; i++) {
+        const rowA = Math.max(0, Math.round((top - AXIS) * dpr));
+        const rowB = Math.min(BH, Math.round((y1 - gap - AXIS) * dpr));
+        if (rowB <= rowA) continue;
+        const base = rowA * BW;
+        let minX = BW, maxX = -1, lastPx = -1, lastLen = -1;
+        for (let i = lowerBound(L.e, L.n, tl.t0); i < L.n; i++) {
           const s = L.s[i];
           if (s > tl.t1) break;
           const r = L.r[i];
           if (hidden.has(r)) continue;
-          const a = Math.max(x0, tx(s)), b = Math.min(x0 + plotW, tx(L.e[i]));
+          let a = Math.floor((s - tl.t0) * k2), b = Math.ceil((L.e[i] - tl.t0) * k2);
+          if (a < 0) a = 0;
+          if (b > BW) b = BW;
+          if (b <= a) b = a + 1;
+          if (a >= BW) continue;
           const len = L.e[i] - s;
-          if (b - a >= 1.5) {
-            flush();
-            ctx.fillStyle = colour(r);
-            ctx.fillRect(a, top, b - a, hgt);
-            rects++;
-            continue;
-          }
-          if (runB >= runA && a <= runB + 1) {
-            if (b > runB) runB = b;
-            if (len > runLen) { runLen = len; runR = r; }
+          if (b - a === 1) {
+            // A span within one pixel: keep the pixel's longest.
+            if (a === lastPx && len <= lastLen) continue;
+            lastPx = a; lastLen = len;
           } else {
-            flush();
-            runA = a; runB = b; runR = r; runLen = len;
+            lastPx = b - 1; lastLen = len;
           }
+          const word = colourWord[r];
+          if (b - a > 8) px.fill(word, base + a, base + b);
+          else for (let x = base + a, end = base + b; x < end; x++) px[x] = word;
+          painted++;
+          if (a < minX) minX = a;
+          if (b > maxX) maxX = b;
         }
-        flush();
-      }
-      // Marks: a thin dark tick each, at most one per pixel.
-      const m = lane.marks;
-      if (m.length) {
-        let lastX = -1;
-        ctx.fillStyle = '#1d2330';
-        for (let q = 0; q < m.length; q += 2) {
-          if (hidden.has(m[q])) continue;
-          const t = m[q + 1];
-          if (t < tl.t0 || t > tl.t1) continue;
-          const x = Math.floor(tx(t));
-          if (x === lastX) continue;
-          lastX = x;
-          ctx.fillRect(x, y0, 1, Math.max(1, y1 - y0));
+        for (let y = rowA + 1; y < rowB && maxX > minX; y++) {
+          px.copyWithin(y * BW + minX, base + minX, base + maxX);
         }
       }
-      spans.push(p);
     }
+    // Marks: a dark tick each, over the lane's whole band.
+    const markWord = 0xff30231d >>> 0; // #1d2330
+    for (const [p, y0, y1] of rows) {
+      const m = lanes[tl.order[p]].marks;
+      if (!m.length) continue;
+      const rowA = Math.max(0, Math.round((y0 - AXIS) * dpr));
+      const rowB = Math.min(BH, Math.max(rowA + 1, Math.round((y1 - AXIS) * dpr)));
+      for (let q = lowerBound2(m, tl.t0); q < m.length; q += 2) {
+        const t = m[q + 1];
+        if (t > tl.t1) break;
+        if (hidden.has(m[q])) continue;
+        const x = Math.floor((t - tl.t0) * k2);
+        if (x < 0 || x >= BW) continue;
+        for (let y = rowA; y < rowB; y++) px[y * BW + x] = markWord;
+      }
+    }
+    tl.layer.getContext('2d').putImageData(tl.image, 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(tl.layer, x0, AXIS, plotW, view);
+    const drawn = rows.map((row) => row[0]);
 
     // Gutter: group separators and labels, lane labels when tall enough.
     ctx.fillStyle = '#ffffff';
@@ -420,12 +461,13 @@
 
     const sampled = tl.h < 1;
     document.getElementById('timeline-status').textContent =
-      `${fmtInt(spans.length)} of ${fmtInt(lanes.length)} lanes drawn` +
-      (sampled ? ' (one lane per pixel row; pick a lane height to see every lane)' : '') +
-      ` · ${fmtNs(tl.t0)} to ${fmtNs(tl.t1)} · ${fmtInt(rects)} rectangles`;
+      `${fmtInt(drawn.length)} of ${fmtInt(lanes.length)} lanes drawn` +
+      (sampled ? ` (${(1 / tl.h).toFixed(1)} lanes per pixel row; pick a lane height to see each apart)` : '') +
+      ` · ${fmtNs(tl.t0)} to ${fmtNs(tl.t1)} · ${fmtInt(painted)} spans painted`;
     const r = tl.canvas.getBoundingClientRect();
-    document.body.setAttribute('data-lanes-drawn', String(spans.length));
-    document.body.setAttribute('data-rects-drawn', String(rects));
+    document.body.setAttribute('data-lanes-drawn', String(drawn.length));
+    document.body.setAttribute('data-spans-painted', String(painted));
+    document.body.setAttribute('data-lane-px', tl.h.toFixed(3));
     document.body.setAttribute('data-timeline-rect', [
       Math.round(r.left + window.scrollX + GUTTER), Math.round(r.top + window.scrollY + AXIS),
       Math.round(plotW), Math.round(Math.min(view, lanes.length * tl.h)),
@@ -864,6 +906,20 @@
 
   // ---------------------------------------------------------------- start
 
+  // Options in the address's #fragment: group=block|sm, lanes=PX (a lane
+  // height), bench (times redraws over a series of zooms and pans).
+  const hashOpts = new URLSearchParams(location.hash.slice(1));
+  if (hashOpts.get('group') === 'block' || hashOpts.get('group') === 'sm') {
+    tl.group = hashOpts.get('group');
+    for (const r of document.querySelectorAll('input[name=group]')) r.checked = r.value === tl.group;
+  }
+  if (hashOpts.has('lanes')) {
+    const sel = document.getElementById('lane-height');
+    if ([...sel.options].some((o) => o.value === hashOpts.get('lanes'))) {
+      tl.laneHeight = sel.value = hashOpts.get('lanes');
+    }
+  }
+
   renderHeader();
   renderLegend();
   renderRegionTable();
@@ -874,7 +930,28 @@
   layoutLanes();
   sizeTimeline();
   setupTimeline();
+  const started = performance.now();
   drawTimeline();
+  document.body.setAttribute('data-draw-ms', (performance.now() - started).toFixed(1));
   drawCharts();
+  document.body.setAttribute('data-load-ms', (performance.now() - loadStart).toFixed(1));
+  document.body.setAttribute('data-region-colours', D.regions.map((_, i) => colour(i)).join(' '));
+  if (hashOpts.has('bench')) {
+    // Zoom in step by step about a third of the way in, pan, then zoom
+    // out again; the slowest redraw is what a user would feel.
+    let slowest = 0;
+    const frame = () => {
+      const t = performance.now();
+      drawTimeline();
+      slowest = Math.max(slowest, performance.now() - t);
+    };
+    const x = GUTTER + (tl.width - GUTTER) / 3;
+    for (let i = 0; i < 12; i++) { zoomAt(x, 0.5); frame(); }
+    for (let i = 0; i < 6; i++) { const d = (tl.t1 - tl.t0) / 4; tl.t0 += d; tl.t1 += d; tl.scroll += 40; clampScroll(); frame(); }
+    for (let i = 0; i < 14; i++) { zoomAt(x, 2); frame(); }
+    resetView();
+    frame();
+    document.body.setAttribute('data-bench-slowest-ms', slowest.toFixed(1));
+  }
   document.body.setAttribute('data-ready', '1');
 })();
