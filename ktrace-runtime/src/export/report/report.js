@@ -438,7 +438,7 @@
         ctx.fillStyle = '#c9ced8';
         ctx.fillRect(0, Math.round(y), W, 1);
       }
-      const ly = Math.max(AXIS + 7, y + Math.min(8, (yEnd - y) / 2));
+      const ly = Math.max(AXIS + 9, y + Math.min(8, (yEnd - y) / 2));
       if (ly - lastLabelY >= 13 && ly < Ht - 3 && ly < yEnd + 2) {
         ctx.fillStyle = '#1d2330';
         ctx.font = '11px system-ui, sans-serif';
@@ -821,14 +821,26 @@
       const ri = D.regions.indexOf(name);
       legend.append(el('span', { class: 'item' }, el('span', {
         class: 'swatch', style: `background:${ri >= 0 ? colour(ri) : PALETTE[(i + 6) % PALETTE.length]}`,
-      }), prettyKey(name)));
+      }), ri >= 0 ? name : prettyKey(name)));
     });
     return el('div', {}, legend, canvas);
   }
 
-  function cell(v) {
+  // A number as its key says: *_ns a duration, *share* a percentage.
+  function fmtKeyed(key, v) {
+    if (typeof v !== 'number') return null;
+    if (/_ns$/.test(key)) return fmtNs(v);
+    if (/_us$/.test(key)) return fmtUs(v);
+    if (/share/.test(key)) return (v * 100).toFixed(1) + ' %';
+    return null;
+  }
+
+  function cell(v, key) {
     if (v === null || v === undefined) return '–';
+    const keyed = key ? fmtKeyed(key, v) : null;
+    if (keyed !== null) return keyed;
     if (typeof v === 'number') return fmtNumber(v);
+    if (Array.isArray(v) && v.length && v.every(isPlainObject)) return table(v, true);
     if (typeof v === 'boolean') return v ? 'yes' : 'no';
     if (Array.isArray(v) && v.every((x) => typeof x !== 'object')) return v.map((x) => (typeof x === 'number' ? fmtNumber(x) : x)).join(', ');
     if (typeof v === 'object') {
@@ -837,31 +849,55 @@
     return String(v);
   }
 
-  function table(rows) {
+  // A table of row objects (columns: every key, in first-seen order);
+  // long ones fold away behind a summary line.
+  function table(rows, nested) {
     const cols = [];
-    for (const r of rows) for (const k of Object.keys(r)) if (!cols.includes(k)) cols.push(k);
-    const t = el('table');
+    for (const r of rows) for (const k of Object.keys(r)) if (!cols.includes(k) && !isNumArray(r[k])) cols.push(k);
+    const t = el('table', nested ? { class: 'nested' } : {});
     t.append(el('tr', {}, ...cols.map((c) => el('th', {}, prettyKey(c)))));
     for (const r of rows) {
       t.append(el('tr', {}, ...cols.map((c) => {
         const v = r[c];
-        return el('td', { class: typeof v === 'number' ? '' : 'text' }, cell(v));
+        return el('td', { class: typeof v === 'number' ? '' : 'text' }, cell(v, c));
       })));
     }
-    return el('div', { style: 'overflow-x:auto' }, t);
+    const box = el('div', { style: 'overflow-x:auto' }, t);
+    if (nested || rows.length <= 24) return box;
+    return el('details', {}, el('summary', {}, `${fmtInt(rows.length)} rows`), box);
   }
 
-  function renderAnalysisValue(box, key, v, depth) {
+  // Rows that each carry one array of numbers of a common length (a
+  // series per row, named by the row's first text field), or null.
+  function rowSeries(rows, parent) {
+    if (!rows.length || !rows.every(isPlainObject)) return null;
+    const key = Object.keys(rows[0]).find((k) => isNumArray(rows[0][k]));
+    if (!key) return null;
+    const len = rows[0][key].length;
+    if (!rows.every((r) => isNumArray(r[key]) && r[key].length === len)) return null;
+    const nameKey = Object.keys(rows[0]).find((k) => typeof rows[0][k] === 'string');
+    let x = null, xName = '';
+    if (parent && typeof parent.bin_ns === 'number') {
+      const start = typeof parent.start_ns === 'number' ? parent.start_ns : 0;
+      x = Array.from({ length: len }, (_, i) => (start + (i + 0.5) * parent.bin_ns) / 1e3);
+      xName = 't_us';
+    }
+    return { x, xName, lines: rows.map((r, i) => [nameKey ? r[nameKey] : String(i), r[key]]) };
+  }
+
+  function renderAnalysisValue(box, key, v, depth, parent) {
     const heading = () => key !== null && box.append(el(depth <= 1 ? 'h3' : 'h4', {}, prettyKey(key)));
     const series = seriesOf(v);
     if (series && !(isPlainObject(v) && Object.keys(v).length === 0)) {
       heading();
-      for (const [k, x] of series.scalars || []) box.append(el('div', { class: 'scalar' }, el('span', { class: 'k' }, prettyKey(k) + ': '), cell(x)));
+      for (const [k, x] of series.scalars || []) box.append(el('div', { class: 'scalar' }, el('span', { class: 'k' }, prettyKey(k) + ': '), cell(x, k)));
       box.append(lineChart(series));
       return;
     }
     if (Array.isArray(v)) {
       heading();
+      const rs = rowSeries(v, parent);
+      if (rs) box.append(lineChart(rs));
       if (!v.length) box.append(el('p', { class: 'note' }, 'none'));
       else if (v.every(isPlainObject)) box.append(table(v));
       else box.append(el('div', { class: 'scalar' }, cell(v)));
@@ -873,12 +909,12 @@
       const scalars = Object.entries(v).filter(([, x]) => x === null || typeof x !== 'object' || (Array.isArray(x) && x.every((y) => typeof y !== 'object') && !isNumArray(x)));
       if (scalars.length) inner.append(table([Object.fromEntries(scalars)]));
       for (const [k, x] of Object.entries(v)) {
-        if (!scalars.some(([s]) => s === k)) renderAnalysisValue(inner, k, x, depth + 1);
+        if (!scalars.some(([s]) => s === k)) renderAnalysisValue(inner, k, x, depth + 1, v);
       }
       box.append(inner);
       return;
     }
-    box.append(el('div', { class: 'scalar' }, key !== null ? el('span', { class: 'k' }, prettyKey(key) + ': ') : null, cell(v)));
+    box.append(el('div', { class: 'scalar' }, key !== null ? el('span', { class: 'k' }, prettyKey(key) + ': ') : null, cell(v, key)));
   }
 
   function renderAnalysis() {
@@ -887,7 +923,8 @@
       box.append(el('p', { class: 'note' }, 'No analysis of this launch is included in this report.'));
       return;
     }
-    renderAnalysisValue(box, null, D.analysis, 0);
+    renderAnalysisValue(box, null, D.analysis, 0, null);
+    document.body.setAttribute('data-analysis-charts', String(box.querySelectorAll('canvas').length));
   }
 
   function renderDiagnostics() {
