@@ -19,7 +19,8 @@
 //! index into [`ReportData::regions`]. Lanes are stored as columns (one
 //! entry per traced warp, in slot order), each lane's spans as one flat
 //! array `[region, start, duration, region, start, duration, ...]` in
-//! start order, and its marks as `[region, time, ...]`. The statistics are
+//! start order, and its marks as `[region, time, ...]`; values recorded
+//! with events sit beside them, only where there are any. The statistics are
 //! the summary's ([`summary`](super::summary)), computed from the exact
 //! picosecond durations.
 
@@ -150,6 +151,13 @@ pub struct Lanes {
     pub spans: Vec<Vec<i64>>,
     /// Marks, flat: `[region, t_ns, ...]`, in time order.
     pub marks: Vec<Vec<i64>>,
+    /// Values recorded with spans (`KTRACE_B_V`, `KTRACE_E_V`), only for
+    /// spans that have one, flat: `[span_index, begin_value, end_value,
+    /// ...]`, -1 for no value.
+    pub span_values: Vec<Vec<i64>>,
+    /// Values recorded with marks (`KTRACE_M_V`), flat: `[mark_index,
+    /// value, ...]`.
+    pub mark_values: Vec<Vec<i64>>,
 }
 
 /// One region's statistics and heatmaps.
@@ -262,6 +270,22 @@ pub fn report_data(
                 .collect(),
         );
         raw_marks.push(w.marks().map(|e| (e.region, e.t_ps)).collect());
+        let value = |v: Option<u32>| v.map_or(-1, i64::from);
+        lanes.span_values.push(
+            w.spans
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.begin_value.is_some() || s.end_value.is_some())
+                .flat_map(|(i, s)| [i as i64, value(s.begin_value), value(s.end_value)])
+                .collect(),
+        );
+        lanes.mark_values.push(
+            w.marks()
+                .enumerate()
+                .filter_map(|(i, e)| Some([i as i64, i64::from(e.value?)]))
+                .flatten()
+                .collect(),
+        );
     }
     let (summary, diagnostics) = collector.finish(Path::new(""));
     let t0 = if t0 == i64::MAX { 0 } else { t0 };
@@ -465,6 +489,7 @@ pub fn write_report(
 mod tests {
     use super::*;
     use crate::decode::decode;
+    use crate::layout::EventKind;
     use crate::synth::{sample_capture, SynthLaunch, SynthWarp};
 
     /// Two blocks of two warps at 2 cycles a ns, three of the four slots
@@ -524,6 +549,28 @@ mod tests {
         assert_eq!(h.device, "GPU: Synthetic GPU");
         assert_eq!(h.diagnostics["count"], 0);
         assert!(d.analysis.is_none());
+    }
+
+    #[test]
+    fn values_recorded_with_spans_and_marks_are_kept_beside_them() {
+        let launch = SynthLaunch::all_traced(1, 32, 32)
+            .with(
+                SynthWarp::new(0, 0)
+                    .span(100, 200, 1)
+                    .event_value(300, 1, EventKind::Begin, 7)
+                    .event_value(400, 1, EventKind::End, 9)
+                    .event_value(450, 2, EventKind::Mark, 42)
+                    .mark(500, 2),
+            )
+            .into_capture();
+        let (_, _, regions) = planted();
+        // Values need the current layout (version 1 buffers have none).
+        let device = DeviceInfo::default();
+        let d = report_data(&launch, &device, &regions, &ReportOptions::default()).unwrap();
+        assert_eq!(d.lanes.spans[0].len(), 6);
+        assert_eq!(d.lanes.span_values, [vec![1, 7, 9]]);
+        assert_eq!(d.lanes.marks, [vec![1, 175, 1, 200]]);
+        assert_eq!(d.lanes.mark_values, [vec![0, 42]]);
     }
 
     #[test]

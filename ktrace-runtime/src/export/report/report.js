@@ -166,17 +166,33 @@
     const levels = levelEnd.map(() => ({ n: 0 }));
     for (let k = 0; k < n; k++) levels[level[k]].n++;
     for (const L of levels) {
-      L.s = new Float64Array(L.n); L.e = new Float64Array(L.n); L.r = new Uint16Array(L.n); L.n = 0;
+      L.s = new Float64Array(L.n); L.e = new Float64Array(L.n); L.r = new Uint16Array(L.n);
+      L.i = new Uint32Array(L.n); L.n = 0;
     }
     for (let k = 0; k < n; k++) {
       const L = levels[level[k]];
       const s = flat[3 * k + 1];
-      L.s[L.n] = s; L.e[L.n] = s + flat[3 * k + 2]; L.r[L.n] = flat[3 * k]; L.n++;
+      L.s[L.n] = s; L.e[L.n] = s + flat[3 * k + 2]; L.r[L.n] = flat[3 * k]; L.i[L.n] = k; L.n++;
     }
     maxLevel = Math.max(maxLevel, levels.length - 1);
     const m = D.lanes.marks[i];
     for (let k = 1; k < m.length; k += 2) if (m[k] > endNs) endNs = m[k];
-    return { block, warp: D.lanes.warp[i], sm: D.lanes.sm[i], dropped: D.lanes.dropped[i], levels, marks: m };
+    // Values recorded with events, by span or mark index.
+    let spanValues = null, markValues = null;
+    const sv = (D.lanes.span_values || [])[i] || [];
+    if (sv.length) {
+      spanValues = new Map();
+      for (let q = 0; q < sv.length; q += 3) spanValues.set(sv[q], [sv[q + 1], sv[q + 2]]);
+    }
+    const mv = (D.lanes.mark_values || [])[i] || [];
+    if (mv.length) {
+      markValues = new Map();
+      for (let q = 0; q < mv.length; q += 2) markValues.set(mv[q], mv[q + 1]);
+    }
+    return {
+      block, warp: D.lanes.warp[i], sm: D.lanes.sm[i], dropped: D.lanes.dropped[i], levels, marks: m,
+      spanValues, markValues,
+    };
   });
   if (endNs <= 0) endNs = 1000;
 
@@ -490,13 +506,13 @@
       for (; i < L.n && L.s[i] <= t + tol; i++) {
         if (hidden.has(L.r[i])) continue;
         const d = L.s[i] > t ? L.s[i] - t : L.e[i] < t ? t - L.e[i] : 0;
-        if (!best || d < best.d) best = { d, s: L.s[i], e: L.e[i], r: L.r[i], level: l };
+        if (!best || d < best.d) best = { d, s: L.s[i], e: L.e[i], r: L.r[i], level: l, index: L.i[i] };
       }
     }
     let mark = null;
     for (let q = 0; q < lane.marks.length; q += 2) {
       const d = Math.abs(lane.marks[q + 1] - t);
-      if (d <= tol && !hidden.has(lane.marks[q]) && (!mark || d < mark.d)) mark = { d, t: lane.marks[q + 1], r: lane.marks[q] };
+      if (d <= tol && !hidden.has(lane.marks[q]) && (!mark || d < mark.d)) mark = { d, t: lane.marks[q + 1], r: lane.marks[q], index: q / 2 };
     }
     return { lane, span: best, mark, t };
   }
@@ -510,11 +526,18 @@
     let html;
     if (hit.mark && (!hit.span || hit.mark.d <= hit.span.d)) {
       html = `<b>${esc(D.regions[hit.mark.r])}</b> (mark)<br>${where}<br>at ${fmtNs(hit.mark.t)}`;
+      const v = L.markValues && L.markValues.get(hit.mark.index);
+      if (v !== undefined && v !== null) html += `<br>value ${v}`;
     } else {
       const s = hit.span;
       html = `<b><span class="swatch" style="background:${colour(s.r)}"></span> ${esc(D.regions[s.r])}</b><br>${where}` +
         `<br>start ${fmtNs(s.s)} · duration <b>${fmtNs(s.e - s.s)}</b>` +
         (s.level > 0 ? `<br>nested, level ${s.level}` : '');
+      const v = L.spanValues && L.spanValues.get(s.index);
+      if (v) {
+        html += '<br>' + [v[0] >= 0 ? `begin value ${v[0]}` : '', v[1] >= 0 ? `end value ${v[1]}` : '']
+          .filter(Boolean).join(' · ');
+      }
     }
     if (L.dropped > 0) html += `<br>this warp dropped ${fmtInt(L.dropped)} events`;
     showTip(ev, html);
