@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Renders `ktrace report` pages in headless Chromium and checks that they
-# draw (scripts/check-report.py): the H200 gemm capture, a synthetic
-# capture with nesting, marks and diagnostics, and a large synthetic
-# capture (2112 warps, about 510k spans) whose redraws are timed.
+# draw (scripts/check-report.py): the H200 gemm captures (one with values)
+# and the warp-specialized gemm, a synthetic capture with nesting, marks
+# and diagnostics, and a large synthetic capture (2112 warps, about 510k
+# spans) whose redraws are timed.
 #
 # Chromium: $CHROMIUM, else `chromium` or `chromium-browser` on PATH.
 # Without one the check is skipped with the reason printed, unless
@@ -40,4 +41,5 @@ target/debug/examples/synth_capture "$out/synth.ktrace" >/dev/null
 target/debug/examples/host_bench gen 1200000 "$out/stress.ktrace" >/dev/null
 python3 scripts/check-report.py --ktrace target/debug/ktrace --chromium "$chromium" --out "$out" \
     --bench "$out/stress.ktrace" \
-    tests/data/h200_gemm2048_v2.ktrace "$out/synth.ktrace:0"
+    tests/data/h200_gemm2048_v2.ktrace tests/data/h200_gemm2048_v3.ktrace \
+    tests/data/h200_warp_specialized.ktrace "$out/synth.ktrace:0"
