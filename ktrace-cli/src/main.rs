@@ -7,6 +7,8 @@
 //!   it.
 //! - `ktrace merge A.ktrace B.ktrace ... -o all.pftrace`: the launches of
 //!   several captures (processes, GPUs) on one timeline.
+//! - `ktrace report CAPTURE -o report.html`: one self-contained HTML page
+//!   per launch: header, timeline, histograms, heatmaps, analysis.
 //! - `ktrace summary CAPTURE`: a table of region statistics.
 //! - `ktrace analyze CAPTURE`: warp roles and their wait share, imbalance
 //!   across blocks and the tail, warps inside each region over time
@@ -28,11 +30,12 @@ use ktrace_runtime::export::{is_perfetto_path, summarize_launch};
 use ktrace_runtime::output::launch_trace_path;
 use ktrace_runtime::summary::{by_value, RegionStats};
 use ktrace_runtime::timeline::{place, Axis, HostAxis};
+use ktrace_runtime::write_report;
 use ktrace_runtime::{
     analyze_launch, export_launch_with_progress, export_perfetto, ring_fill, Analysis,
     AnalysisOptions, Breakdown, Capture, ChromeOptions, ExportOptions, ExportReport, FilterError,
-    HostClocks, LaunchCapture, PerfettoOptions, Summary, SummaryOptions, SummaryScope,
-    TimelineLaunch, TraceFilter,
+    HostClocks, LaunchCapture, PerfettoOptions, ReportOptions, Summary, SummaryOptions,
+    SummaryScope, TimelineLaunch, TraceFilter,
 };
 use progress::ProgressLine;
 
@@ -145,6 +148,29 @@ enum Command {
         /// instant.
         #[arg(long)]
         args: bool,
+    },
+    /// Write one self-contained HTML report of a launch: the launch header,
+    /// a timeline of every traced warp (zoom with the wheel, pan by
+    /// dragging, hover for a span), per-region histograms, percentiles and
+    /// heatmaps, the analysis (as `ktrace analyze`: warp roles and wait
+    /// share, slowest blocks and the tail, warps inside each region over
+    /// time) and the diagnostics. It needs no network: open it in any
+    /// browser.
+    Report {
+        /// The capture file (.ktrace).
+        capture: PathBuf,
+        /// The HTML file to write. Default: the capture's name with .html.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// The launch to report. Default: the only launch of the capture
+        /// (a capture of several launches needs --launch).
+        #[arg(long)]
+        launch: Option<u32>,
+        /// Regions in which warps wait, for the analysis: a name or a glob
+        /// (* matches any run of characters); repeat for more. Default:
+        /// wait*.
+        #[arg(long, value_name = "GLOB")]
+        wait: Vec<String>,
     },
     /// Print region statistics of a capture.
     Summary {
@@ -426,6 +452,12 @@ fn run(cmd: Command) -> Result<(), CliError> {
             output,
             args,
         } => merge(&captures, &output, args),
+        Command::Report {
+            capture,
+            output,
+            launch,
+            wait,
+        } => report(&capture, output, launch, wait_patterns(wait)?),
         Command::Summary {
             capture,
             launch,
@@ -759,6 +791,55 @@ fn print_by_value(
     }
     table(&rows);
     println!();
+    Ok(())
+}
+
+/// `ktrace report`.
+fn report(
+    capture: &Path,
+    output: Option<PathBuf>,
+    launch: Option<u32>,
+    wait: WaitPatterns,
+) -> Result<(), CliError> {
+    let cap = read(capture)?;
+    let l = match launch {
+        Some(n) => cap.launch(n)?,
+        None if cap.launches.len() == 1 => &cap.launches[0],
+        None => {
+            let numbers: Vec<String> = cap
+                .launches
+                .iter()
+                .map(|l| l.shape.launch.to_string())
+                .collect();
+            return Err(CliError::Usage(format!(
+                "{}: the capture holds {} launches ({}); pick one with --launch N",
+                capture.display(),
+                cap.launches.len(),
+                numbers.join(", ")
+            )));
+        }
+    };
+    let path = output.unwrap_or_else(|| capture.with_extension("html"));
+    let mut opts = ReportOptions::default();
+    opts.analysis.wait = wait;
+    let r = write_report(l, &cap.device, &cap.regions, &path, &opts).map_err(|error| {
+        CliError::Launch {
+            launch: l.shape.launch,
+            error,
+        }
+    })?;
+    let warn = match r.diagnostics {
+        0 => String::new(),
+        n => format!(", {n} warnings (listed in the report)"),
+    };
+    println!(
+        "{}: {} spans of {} warps -> {} ({} KiB){warn}",
+        l.title(),
+        r.spans,
+        r.warps,
+        path.display(),
+        r.bytes.div_ceil(1024)
+    );
     Ok(())
 }
 

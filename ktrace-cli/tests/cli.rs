@@ -962,3 +962,44 @@ fn a_closed_pipe_is_not_a_panic() {
     child.wait().unwrap();
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn report_writes_one_page_and_asks_for_a_launch_when_there_are_several() {
+    let d = Dir::new("report");
+    let cap = d.join("run.ktrace");
+    sample_capture().save(&cap).unwrap();
+
+    // Two launches: --launch is needed, and the error lists them.
+    assert_clean_failure(
+        &ktrace(&["report", s(&cap)]),
+        "the capture holds 2 launches (0, 1); pick one with --launch N",
+    );
+    assert_clean_failure(&ktrace(&["report", s(&cap), "--launch", "7"]), "launch 7");
+
+    let o = ktrace(&["report", s(&cap), "--launch", "1"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let page = d.join("run.html");
+    assert!(
+        out.starts_with(&format!("launch 1: 24 spans of 5 warps -> {}", s(&page))),
+        "{out}"
+    );
+    assert!(out.contains("4 warnings (listed in the report)"), "{out}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains(r#""launch":1"#), "the page is of launch 1");
+
+    let one = d.join("one.ktrace");
+    let mut single = sample_capture();
+    single.launches.truncate(1);
+    single.save(&one).unwrap();
+    let out_page = d.join("out/r.html");
+    let o = ktrace(&["report", s(&one), "-o", s(&out_page)]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(std::fs::metadata(&out_page).unwrap().len() > 10_000);
+
+    assert_clean_failure(
+        &ktrace(&["report", s(&d.join("missing.ktrace"))]),
+        "missing.ktrace",
+    );
+}
