@@ -91,7 +91,7 @@ pub struct ReportData {
     /// The launch's analysis, when there is one ([`launch_analysis`]):
     /// drawn generically, an array of objects as a table and a series of
     /// numbers as a line chart.
-    pub analysis: Option<serde_json::Value>,
+    pub analysis: Option<crate::analysis::Analysis>,
 }
 
 /// The launch header.
@@ -380,10 +380,11 @@ pub fn report_data(
 }
 
 /// The launch's analysis as the report embeds it
-/// ([`crate::analysis::analyze`] of the decoded launch, as JSON): warp
-/// roles, wait share, imbalance and the tail, busy over time.
+/// ([`crate::analysis::analyze`] of the decoded launch): warp roles, wait
+/// share, imbalance and the tail, busy over time.
 ///
-/// The page draws it section by section: an object's keys become headings,
+/// The page draws its JSON section by section, in field order: an
+/// object's keys become headings,
 /// an array of objects a table, and an array of rows that each hold a
 /// number array (the busy series) a line chart.
 pub fn launch_analysis(
@@ -391,10 +392,10 @@ pub fn launch_analysis(
     decoded: &crate::decode::DecodedLaunch,
     regions: &Regions,
     opts: &ReportOptions,
-) -> Option<serde_json::Value> {
+) -> Option<crate::analysis::Analysis> {
     let mut a = crate::analysis::analyze(decoded, regions, &opts.analysis);
     a.kernel = launch.kernel.clone();
-    serde_json::to_value(a).ok()
+    Some(a)
 }
 
 /// `value` as JSON that can sit inside an HTML `<script>` element: `<`,
@@ -554,7 +555,7 @@ mod tests {
         assert_eq!((h.warps_per_block, h.warps_traced_per_block), (2, 2));
         assert_eq!(h.device, "GPU: Synthetic GPU");
         assert_eq!(h.diagnostics["count"], 0);
-        assert_eq!(d.analysis.as_ref().unwrap()["schema"], "ktrace.analysis/1");
+        assert_eq!(d.analysis.as_ref().unwrap().schema, "ktrace.analysis/1");
     }
 
     #[test]
@@ -653,9 +654,8 @@ mod tests {
             // computes it.
             let mut want = crate::analysis::analyze(&dec, &cap.regions, &opts.analysis);
             want.kernel = launch.kernel.clone();
-            assert_eq!(d.analysis, Some(serde_json::to_value(&want).unwrap()));
-            let roles = d.analysis.as_ref().unwrap()["roles"].as_array().unwrap();
-            let warps: u64 = roles.iter().map(|r| r["warps"].as_u64().unwrap()).sum();
+            assert_eq!(d.analysis.as_ref(), Some(&want));
+            let warps: u64 = want.roles.iter().map(|r| r.warps).sum();
             assert_eq!(warps, dec.warps.len() as u64);
         }
         // The real capture: 128 blocks of 12 warps, all traced.
