@@ -66,7 +66,7 @@ mkdir -p target/check-pftrace
 target/debug/examples/synth_capture "$synth" >/dev/null
 "$venv/bin/python" scripts/check-pftrace.py --ktrace target/debug/ktrace \
     --ping-pong tests/data/h200_two_gpus_gpu0.ktrace tests/data/h200_two_gpus_gpu1.ktrace \
-    tests/data/h200_gemm2048_v2.ktrace tests/data/h200_gemm2048_anchors.ktrace \
+    tests/data/h200_gemm2048_v2.ktrace tests/data/h200_gemm2048_v3.ktrace tests/data/h200_gemm2048_anchors.ktrace \
     tests/data/h200_gemm2048.ktrace "$synth"
 echo "== ktrace report pages drawn in headless Chromium"
 # Debian's chromium package, installed when missing and this user can.
@@ -82,6 +82,11 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
 fi
 scripts/check-report.sh
 echo "== cargo package (each publishable crate packs and builds on its own)"
+# cargo package verifies ktrace-cli against ktrace-runtime unpacked from a
+# local overlay registry (`registry/src/-<hash>/`), and never unpacks the
+# same version twice: a copy left by an earlier run would be built instead
+# of this tree's. Only those overlay copies of ktrace's own crates go.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/ktrace-* target/package
 cargo package -p ktrace-build -p ktrace-runtime -p ktrace-cli --allow-dirty --quiet
 echo "== the README's crate, built from the README's code blocks"
 scripts/readme-crate.sh
