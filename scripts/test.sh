@@ -82,12 +82,14 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
 fi
 scripts/check-report.sh
 echo "== cargo package (each publishable crate packs and builds on its own)"
-# cargo package verifies ktrace-cli against ktrace-runtime unpacked from a
-# local overlay registry (`registry/src/-<hash>/`), and never unpacks the
-# same version twice: a copy left by an earlier run would be built instead
-# of this tree's. Only those overlay copies of ktrace's own crates go.
-rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/ktrace-* target/package
-cargo package -p ktrace-build -p ktrace-runtime -p ktrace-cli --allow-dirty --quiet
+# cargo package verifies ktrace-cli against ktrace-runtime as a registry
+# crate of the same version, which cargo treats as never changing: a copy
+# (or its compiled library) left by an earlier run would be used instead of
+# this tree's. So the overlay copies of ktrace's own crates go, and the
+# packages build in a target directory of their own, emptied first.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/ktrace-* target/package-check
+CARGO_TARGET_DIR=target/package-check \
+    cargo package -p ktrace-build -p ktrace-runtime -p ktrace-cli --allow-dirty --quiet
 echo "== the README's crate, built from the README's code blocks"
 scripts/readme-crate.sh
 echo "== all tests passed"
