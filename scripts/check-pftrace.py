@@ -20,7 +20,9 @@ then checks, per launch:
 - that tracks form the device > launch > SM > block > warp tree with
   explicit child ordering, and overlap tracks only under warps;
 - with --args, that every slice begin and instant carries sm, block, warp
-  and region matching its track and name.
+  and region matching its track and name;
+- that the values recorded with events (annotations `value` and
+  `end_value`, written with or without --args) are the Chrome args'.
 
 Usage: check-pftrace.py --ktrace PATH/TO/ktrace CAPTURE...
 Exit status 0 when every capture passes.
@@ -116,7 +118,8 @@ def read_pftrace(path):
                 name = e.name if e.HasField("name") else None
             track = e.track_uuid if e.HasField("track_uuid") else seq.track
             check(track is not None, "an event without a track")
-            args = [(seq.arg_names[a.name_iid], a.uint_value) for a in e.debug_annotations]
+            args = [(a.name if a.HasField("name") else seq.arg_names[a.name_iid], a.uint_value)
+                    for a in e.debug_annotations]
             events.append((track, e.type, name, ns, args))
     return tracks, events
 
@@ -172,12 +175,12 @@ def slices_of(tracks, events):
             check(stacks[track], f"an end without an open slice on {track_path(tracks, track)}")
             bname, start, bargs = stacks[track].pop()
             if w is not None:
-                spans[w[0]].append((w[1], w[2], w[3], bname, start, ns))
+                spans[w[0]].append((w[1], w[2], w[3], bname, start, ns, values_of(bargs)))
                 check_args(w, bname, bargs)
                 lanes += w[4] > 0
         elif kind == INSTANT:
             check(w is not None and w[4] == 0, "an instant off a warp track")
-            marks[w[0]].append((w[1], w[2], w[3], name, ns))
+            marks[w[0]].append((w[1], w[2], w[3], name, ns, values_of(args)))
             check_args(w, name, args)
         else:
             raise Failure(f"event type {kind}")
@@ -190,7 +193,18 @@ def slices_of(tracks, events):
 REGION_IDS = {}
 
 
+# Annotations that carry the values recorded with events (always written),
+# as opposed to the sm/block/warp/region ones that --args adds.
+VALUE_ARGS = ("value", "end_value")
+
+
+def values_of(args):
+    """The values an event carries, as a sorted tuple of (name, value)."""
+    return tuple(sorted((k, v) for k, v in args if k in VALUE_ARGS))
+
+
 def check_args(w, name, args):
+    args = [(k, v) for k, v in args if k not in VALUE_ARGS]
     if not args:
         return
     got = dict(args)
@@ -240,12 +254,13 @@ def read_chrome(path):
             continue
         a = e["args"]
         key = (a["sm"], a["block"], a["warp"], e["name"])
+        vals = tuple(sorted((k, int(a[k])) for k in VALUE_ARGS if k in a))
         start = t0 + ps_of(decimal.Decimal(e["ts"]))
         if ph == "X":
             end = start + ps_of(decimal.Decimal(e["dur"]))
-            spans.append(key + (origin + ns_round(start), origin + ns_round(end)))
+            spans.append(key + (origin + ns_round(start), origin + ns_round(end), vals))
         elif ph == "i":
-            marks.append(key + (origin + ns_round(start),))
+            marks.append(key + (origin + ns_round(start), vals))
         else:
             raise Failure(f"unexpected Chrome event {ph}")
     return other["launch"], spans, marks
@@ -277,7 +292,8 @@ def check_capture(ktrace, capture, tmp):
         tracks, events = read_pftrace(path)
         check_tree(tracks)
         spans, marks, lanes = slices_of(tracks, events)
-        check(with_args == any(e[4] for e in events), "annotations present iff --args")
+        check(with_args == any(k not in VALUE_ARGS for e in events for k, _ in e[4]),
+              "annotations other than values present iff --args")
         titles = {}
         stem = path[: -len(".pftrace")]
         summaries = {launch: (f"{stem}_summary.json" if len(chrome) == 1
@@ -297,8 +313,8 @@ def check_capture(ktrace, capture, tmp):
                 with open(summaries[launch]) as f:
                     place = json.load(f).get("placement", {})
                 shift = -place.get("gpu_ahead_ns", 0)
-            ps = sorted(k[:4] + tuple(x - shift for x in k[4:]) for k in spans[t])
-            pm = sorted(k[:4] + tuple(x - shift for x in k[4:]) for k in marks[t])
+            ps = sorted(k[:4] + tuple(x - shift for x in k[4:-1]) + k[-1:] for k in spans[t])
+            pm = sorted(k[:4] + tuple(x - shift for x in k[4:-1]) + k[-1:] for k in marks[t])
             if ps != cs:
                 diff = sorted(set(ps) ^ set(cs))[:5]
                 raise Failure(f"launch {launch}: {len(ps)} slices vs {len(cs)} Chrome spans; first differences {diff}")
@@ -306,7 +322,8 @@ def check_capture(ktrace, capture, tmp):
                 diff = sorted(set(pm) ^ set(cm))[:5]
                 raise Failure(f"launch {launch}: {len(pm)} instants vs {len(cm)} Chrome marks; first differences {diff}")
             if not with_args:
-                summary.append(f"launch {launch}: {len(ps)} spans, {len(pm)} marks")
+                values = sum(len(k[-1]) for k in ps + pm)
+                summary.append(f"launch {launch}: {len(ps)} spans, {len(pm)} marks, {values} values")
         if not with_args:
             summary.append(f"{lanes} spans on overlap tracks, {os.path.getsize(path)} bytes")
     return summary

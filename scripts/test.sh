@@ -4,7 +4,8 @@
 # ktrace-runtime without its cuda feature), that the CLI and the fuzz targets
 # do not pull in cudarc, runs every test, and checks the Perfetto export
 # against the Chrome export with Perfetto's own schema (a Python venv in
-# .venv-check/).
+# .venv-check/), and that `ktrace report` pages draw in headless Chromium
+# (Debian's chromium package, installed when missing).
 # No GPU is needed; tests that need one print why they were skipped.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -65,10 +66,30 @@ mkdir -p target/check-pftrace
 target/debug/examples/synth_capture "$synth" >/dev/null
 "$venv/bin/python" scripts/check-pftrace.py --ktrace target/debug/ktrace \
     --ping-pong tests/data/h200_two_gpus_gpu0.ktrace tests/data/h200_two_gpus_gpu1.ktrace \
-    tests/data/h200_gemm2048_v2.ktrace tests/data/h200_gemm2048_anchors.ktrace \
+    tests/data/h200_gemm2048_v2.ktrace tests/data/h200_gemm2048_v3.ktrace tests/data/h200_gemm2048_anchors.ktrace \
     tests/data/h200_gemm2048.ktrace "$synth"
+echo "== ktrace report pages drawn in headless Chromium"
+# Debian's chromium package, installed when missing and this user can.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 \
+    && [[ -z "${CHROMIUM:-}" ]]; then
+    if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+        echo "installing chromium (Debian package)"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+        echo "note: chromium is missing and cannot be installed here (needs root and apt-get)"
+    fi
+fi
+scripts/check-report.sh
 echo "== cargo package (each publishable crate packs and builds on its own)"
-cargo package -p ktrace-build -p ktrace-runtime -p ktrace-cli --allow-dirty --quiet
+# cargo package verifies ktrace-cli against ktrace-runtime as a registry
+# crate of the same version, which cargo treats as never changing: a copy
+# (or its compiled library) left by an earlier run would be used instead of
+# this tree's. So the overlay copies of ktrace's own crates go, and the
+# packages build in a target directory of their own, emptied first.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/ktrace-* target/package-check
+CARGO_TARGET_DIR=target/package-check \
+    cargo package -p ktrace-build -p ktrace-runtime -p ktrace-cli --allow-dirty --quiet
 echo "== the README's crate, built from the README's code blocks"
 scripts/readme-crate.sh
 echo "== all tests passed"

@@ -7,24 +7,35 @@
 //!   it.
 //! - `ktrace merge A.ktrace B.ktrace ... -o all.pftrace`: the launches of
 //!   several captures (processes, GPUs) on one timeline.
+//! - `ktrace report CAPTURE -o report.html`: one self-contained HTML page
+//!   per launch: header, timeline, histograms, heatmaps, analysis.
 //! - `ktrace summary CAPTURE`: a table of region statistics.
-//! - `ktrace diff A B`: region statistics of two captures side by side.
+//! - `ktrace analyze CAPTURE`: warp roles and their wait share, imbalance
+//!   across blocks and the tail, warps inside each region over time
+//!   (`--json`: the analysis as documented in `docs/analysis.md`).
+//! - `ktrace diff A B`: region statistics of two captures side by side, and
+//!   the time per warp of each warp role.
 
+mod analyze;
 mod progress;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use analyze::{analysis_text, role_diff_text};
 use clap::{Parser, Subcommand, ValueEnum};
+use ktrace_runtime::analysis::{compare_roles, ActiveWindow, AnalysisError, WaitPatterns};
 use ktrace_runtime::decode::Decoder;
 use ktrace_runtime::export::{is_perfetto_path, summarize_launch};
 use ktrace_runtime::output::launch_trace_path;
 use ktrace_runtime::summary::{by_value, RegionStats};
 use ktrace_runtime::timeline::{place, Axis, HostAxis};
+use ktrace_runtime::write_report;
 use ktrace_runtime::{
-    export_launch_with_progress, export_perfetto, ring_fill, Breakdown, Capture, ChromeOptions,
-    ExportOptions, ExportReport, FilterError, HostClocks, LaunchCapture, PerfettoOptions, Summary,
-    SummaryOptions, SummaryScope, TimelineLaunch, TraceFilter,
+    analyze_launch, export_launch_with_progress, export_perfetto, ring_fill, Analysis,
+    AnalysisOptions, Breakdown, Capture, ChromeOptions, ExportOptions, ExportReport, FilterError,
+    HostClocks, LaunchCapture, PerfettoOptions, ReportOptions, Summary, SummaryOptions,
+    SummaryScope, TimelineLaunch, TraceFilter,
 };
 use progress::ProgressLine;
 
@@ -138,6 +149,29 @@ enum Command {
         #[arg(long)]
         args: bool,
     },
+    /// Write one self-contained HTML report of a launch: the launch header,
+    /// a timeline of every traced warp (zoom with the wheel, pan by
+    /// dragging, hover for a span), per-region histograms, percentiles and
+    /// heatmaps, the analysis (as `ktrace analyze`: warp roles and wait
+    /// share, slowest blocks and the tail, warps inside each region over
+    /// time) and the diagnostics. It needs no network: open it in any
+    /// browser.
+    Report {
+        /// The capture file (.ktrace).
+        capture: PathBuf,
+        /// The HTML file to write. Default: the capture's name with .html.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// The launch to report. Default: the only launch of the capture
+        /// (a capture of several launches needs --launch).
+        #[arg(long)]
+        launch: Option<u32>,
+        /// Regions in which warps wait, for the analysis: a name or a glob
+        /// (* matches any run of characters); repeat for more. Default:
+        /// wait*.
+        #[arg(long, value_name = "GLOB")]
+        wait: Vec<String>,
+    },
     /// Print region statistics of a capture.
     Summary {
         /// The capture file (.ktrace).
@@ -152,7 +186,8 @@ enum Command {
         #[arg(long, value_name = "REGION", alias = "by-payload")]
         by_value: Option<String>,
     },
-    /// Compare region statistics of two captures (before, after).
+    /// Compare region statistics of two captures (before, after), and the
+    /// time per warp of each warp role.
     Diff {
         /// The capture before.
         a: PathBuf,
@@ -161,7 +196,57 @@ enum Command {
         /// The launch to compare in both (default 0).
         #[arg(long, default_value_t = 0)]
         launch: u32,
+        /// Regions in which warps wait, for the roles' wait share: a name
+        /// or a glob (* matches any run of characters); repeat for more.
+        /// Default: wait*.
+        #[arg(long, value_name = "GLOB")]
+        wait: Vec<String>,
     },
+    /// Analyse a capture: warp roles and their wait share, imbalance across
+    /// blocks and the tail, warps inside each region over time.
+    ///
+    /// Warps are grouped into roles by the set of regions they run (the
+    /// producer and consumer warps of a warp-specialized kernel). A warp's
+    /// active time runs from its first event to its last (--active
+    /// open-to-flush: from its open to its flush); its wait share is the
+    /// part of it spent in regions matching --wait. docs/analysis.md
+    /// defines every figure and the JSON that --json writes.
+    #[command(verbatim_doc_comment)]
+    Analyze {
+        /// The capture file (.ktrace).
+        capture: PathBuf,
+        /// Only this launch (default: every launch).
+        #[arg(long)]
+        launch: Option<u32>,
+        /// Regions in which warps wait: a name or a glob (* matches any run
+        /// of characters); repeat for more. Default: wait*.
+        #[arg(long, value_name = "GLOB")]
+        wait: Vec<String>,
+        /// What counts as a warp's active time.
+        #[arg(long, value_enum, default_value_t = ActiveArg::Events)]
+        active: ActiveArg,
+        /// Bins of the busy series.
+        #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        bins: u32,
+        /// The slowest blocks to list.
+        #[arg(long, default_value_t = 5)]
+        slow_blocks: usize,
+        /// Write the analysis as JSON (schema ktrace.analysis/1): an object
+        /// with the capture's name and one analysis per launch.
+        #[arg(long)]
+        json: bool,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ActiveArg {
+    /// From a warp's first event to its last.
+    Events,
+    /// From a warp's open to its flush.
+    OpenToFlush,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -205,6 +290,17 @@ enum CliError {
     /// Options that do not go together.
     #[error("{0}")]
     Usage(String),
+    /// Analysis options that cannot be used.
+    #[error(transparent)]
+    Analysis(#[from] AnalysisError),
+    /// Writing the output failed.
+    #[error("{path}: {error}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
 }
 
 fn main() -> ExitCode {
@@ -356,6 +452,12 @@ fn run(cmd: Command) -> Result<(), CliError> {
             output,
             args,
         } => merge(&captures, &output, args),
+        Command::Report {
+            capture,
+            output,
+            launch,
+            wait,
+        } => report(&capture, output, launch, wait_patterns(wait)?),
         Command::Summary {
             capture,
             launch,
@@ -388,13 +490,98 @@ fn run(cmd: Command) -> Result<(), CliError> {
             }
             Ok(())
         }
-        Command::Diff { a, b, launch } => {
+        Command::Diff { a, b, launch, wait } => {
+            let opts = AnalysisOptions {
+                wait: wait_patterns(wait)?,
+                ..AnalysisOptions::default()
+            };
             let (ca, cb) = (read(&a)?, read(&b)?);
             let sa = summary_of(&ca, launch)?;
             let sb = summary_of(&cb, launch)?;
             print_diff(&a, &b, &sa, &sb);
+            let aa = analyze_launch(ca.launch(launch)?, &ca.device, &ca.regions, &opts)?;
+            let ab = analyze_launch(cb.launch(launch)?, &cb.device, &cb.regions, &opts)?;
+            println!();
+            print!("{}", role_diff_text(&compare_roles(&aa, &ab), &opts.wait));
             Ok(())
         }
+        Command::Analyze {
+            capture,
+            launch,
+            wait,
+            active,
+            bins,
+            slow_blocks,
+            json,
+            output,
+        } => {
+            let opts = AnalysisOptions {
+                wait: wait_patterns(wait)?,
+                active: match active {
+                    ActiveArg::Events => ActiveWindow::Events,
+                    ActiveArg::OpenToFlush => ActiveWindow::OpenToFlush,
+                },
+                busy_bins: bins,
+                slow_blocks,
+                ..AnalysisOptions::default()
+            };
+            let cap = read(&capture)?;
+            let mut analyses = Vec::new();
+            for l in pick(&cap, launch)? {
+                analyses.push(analyze_launch(l, &cap.device, &cap.regions, &opts).map_err(
+                    |error| CliError::Launch {
+                        launch: l.shape.launch,
+                        error,
+                    },
+                )?);
+            }
+            let text = if json {
+                let doc = CaptureAnalysis {
+                    schema: ktrace_runtime::analysis::SCHEMA,
+                    capture: capture.display().to_string(),
+                    device: cap.device.label(),
+                    launches: &analyses,
+                };
+                let mut t = serde_json::to_string_pretty(&doc)
+                    .unwrap_or_else(|e| unreachable!("plain data serialises: {e}"));
+                t.push('\n');
+                t
+            } else {
+                analyses
+                    .iter()
+                    .map(analysis_text)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            match output {
+                Some(path) => std::fs::write(&path, text).map_err(|error| CliError::Write {
+                    path: path.clone(),
+                    error,
+                }),
+                None => {
+                    print!("{text}");
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+/// What `ktrace analyze --json` writes.
+#[derive(serde::Serialize)]
+struct CaptureAnalysis<'a> {
+    schema: &'static str,
+    capture: String,
+    device: String,
+    launches: &'a [Analysis],
+}
+
+/// The `--wait` patterns, `wait*` when none is given.
+fn wait_patterns(wait: Vec<String>) -> Result<WaitPatterns, CliError> {
+    if wait.is_empty() {
+        Ok(WaitPatterns::default())
+    } else {
+        Ok(WaitPatterns::new(wait)?)
     }
 }
 
@@ -607,6 +794,55 @@ fn print_by_value(
     Ok(())
 }
 
+/// `ktrace report`.
+fn report(
+    capture: &Path,
+    output: Option<PathBuf>,
+    launch: Option<u32>,
+    wait: WaitPatterns,
+) -> Result<(), CliError> {
+    let cap = read(capture)?;
+    let l = match launch {
+        Some(n) => cap.launch(n)?,
+        None if cap.launches.len() == 1 => &cap.launches[0],
+        None => {
+            let numbers: Vec<String> = cap
+                .launches
+                .iter()
+                .map(|l| l.shape.launch.to_string())
+                .collect();
+            return Err(CliError::Usage(format!(
+                "{}: the capture holds {} launches ({}); pick one with --launch N",
+                capture.display(),
+                cap.launches.len(),
+                numbers.join(", ")
+            )));
+        }
+    };
+    let path = output.unwrap_or_else(|| capture.with_extension("html"));
+    let mut opts = ReportOptions::default();
+    opts.analysis.wait = wait;
+    let r = write_report(l, &cap.device, &cap.regions, &path, &opts).map_err(|error| {
+        CliError::Launch {
+            launch: l.shape.launch,
+            error,
+        }
+    })?;
+    let warn = match r.diagnostics {
+        0 => String::new(),
+        n => format!(", {n} warnings (listed in the report)"),
+    };
+    println!(
+        "{}: {} spans of {} warps -> {} ({} KiB){warn}",
+        l.title(),
+        r.spans,
+        r.warps,
+        path.display(),
+        r.bytes.div_ceil(1024)
+    );
+    Ok(())
+}
+
 fn summary_of(cap: &Capture, launch: u32) -> Result<Summary, CliError> {
     let l = cap.launch(launch)?;
     let (s, _) = summarize_launch(l, &cap.device, &cap.regions, &ExportOptions::default())?;
@@ -628,6 +864,12 @@ fn dur(us: f64) -> String {
 }
 
 fn table(rows: &[Vec<String>]) {
+    print!("{}", table_text(rows, "  "));
+}
+
+/// Rows as aligned columns, each line starting with `indent`: the first
+/// column left-aligned, the others right-aligned.
+fn table_text(rows: &[Vec<String>], indent: &str) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let width: Vec<usize> = (0..cols)
         .map(|c| {
@@ -637,6 +879,7 @@ fn table(rows: &[Vec<String>]) {
                 .unwrap_or(0)
         })
         .collect();
+    let mut out = String::new();
     for r in rows {
         let line: Vec<String> = r
             .iter()
@@ -649,8 +892,11 @@ fn table(rows: &[Vec<String>]) {
                 }
             })
             .collect();
-        println!("  {}", line.join("  ").trim_end());
+        out.push_str(indent);
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
     }
+    out
 }
 
 fn print_summary(cap: &Capture, l: &LaunchCapture, s: &Summary) {

@@ -242,6 +242,28 @@ fn diff_two_captures() {
         .find(|l| l.trim_start().starts_with("load"))
         .unwrap();
     assert!(load.contains("+0.0%"), "{load}");
+    // The roles: two warps run only mma, each span 200 cycles (100 ns)
+    // longer in B; block 1's warp 0 keeps 16 spans (its ring overflowed),
+    // block 2's warp 0 one: 850 ns more per warp.
+    let roles = &out[out.find("warp roles (A -> B)").expect(&out)..];
+    let busy = &roles[roles.find("\n  mma: warps 2 -> 2").expect(roles)..];
+    let row = busy
+        .lines()
+        .skip(2)
+        .find(|l| l.trim_start().starts_with("mma"))
+        .unwrap();
+    assert!(row.contains("+850.0 ns"), "{row}");
+    assert!(
+        roles.contains("wait share 0.0% -> 0.0% (+0.0 points)"),
+        "{roles}"
+    );
+    let o = ktrace(&["diff", s(&a), s(&b), "--wait", "mm*"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("wait share = time in mm* over active time"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -278,6 +300,230 @@ fn bad_files_fail_cleanly() {
     let empty = d.join("empty.ktrace");
     Capture::default().save(&empty).unwrap();
     assert_clean_failure(&ktrace(&["summary", s(&empty)]), "no launch");
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data")
+        .join(name)
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// `ktrace analyze` on the real warp-specialized gemm capture: the text
+/// names the roles and the tail; the JSON holds together.
+#[test]
+fn analyze_a_real_capture() {
+    let cap = fixture("h200_gemm2048_v2.ktrace");
+    let o = ktrace(&["analyze", s(&cap)]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    for needle in [
+        "launch 0 (gemm): grid [128, 1, 1], block [384, 1, 1]; 1536 warps traced",
+        "wait regions (wait*): wait_empty, wait_full",
+        "warp roles",
+        "load+wait_empty",
+        "epilogue+mma+wait_full",
+        "tail: the last block",
+        "slowest blocks",
+        "warps inside each region over the launch",
+    ] {
+        assert!(out.contains(needle), "{needle:?} missing: {out}");
+    }
+
+    let d = Dir::new("analyze-real");
+    let json = d.join("a.json");
+    let o = ktrace(&["analyze", s(&cap), "--json", "-o", s(&json)]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(o.stdout.is_empty());
+    let doc = read_json(&json);
+    assert_eq!(doc["schema"], "ktrace.analysis/1");
+    assert!(
+        doc["device"].as_str().unwrap().contains("H200"),
+        "{}",
+        doc["device"]
+    );
+    let launches = doc["launches"].as_array().unwrap();
+    assert_eq!(launches.len(), 1);
+    let a = &launches[0];
+    assert_eq!(a["schema"], "ktrace.analysis/1");
+    assert_eq!(a["warps_traced"], 1536);
+    let roles = a["roles"].as_array().unwrap();
+    let warps: u64 = roles.iter().map(|r| r["warps"].as_u64().unwrap()).sum();
+    assert_eq!(warps, 1536);
+    let by_name = |n: &str| roles.iter().find(|r| r["name"] == n).unwrap();
+    let producer = by_name("load+wait_empty");
+    assert_eq!(producer["warps"], 128);
+    assert_eq!(producer["warp_indices"], serde_json::json!([0]));
+    let consumer = by_name("epilogue+mma+wait_full");
+    assert_eq!(consumer["warps"], 1024);
+    assert_eq!(
+        consumer["warp_indices"],
+        serde_json::json!([4, 5, 6, 7, 8, 9, 10, 11])
+    );
+    // The producer waits for free slots most of its time; the consumers
+    // wait little.
+    assert!(f(&producer["wait_share"]) > 0.4, "{producer}");
+    assert!(f(&consumer["wait_share"]) < 0.25, "{consumer}");
+    for r in roles {
+        for key in [
+            "outside_share",
+            "wait_share",
+            "wait_share_min",
+            "wait_share_max",
+        ] {
+            let v = f(&r[key]);
+            assert!((0.0..=1.0).contains(&v), "{key} {v}: {r}");
+        }
+        assert!(f(&r["wait_share_min"]) <= f(&r["wait_share"]) + 1e-12);
+        assert!(f(&r["wait_share"]) <= f(&r["wait_share_max"]) + 1e-12);
+        let active = f(&r["active_per_warp_ns"]);
+        let outside = f(&r["outside_per_warp_ns"]);
+        assert!(outside <= active + 1e-6);
+        for t in r["region_times"].as_array().unwrap() {
+            assert!((0.0..=1.0).contains(&f(&t["share"])), "{t}");
+            assert!(f(&t["per_warp_ns"]) <= active + 1e-6, "{t}");
+        }
+    }
+    // The tail ends at the launch's last event.
+    let tail = &a["imbalance"]["tail"];
+    assert_eq!(tail["blocks"], 128);
+    assert!((f(&tail["last_end_ns"]) - f(&a["kernel_time_ns"])).abs() < 1e-6);
+    assert!(f(&tail["median_end_ns"]) <= f(&tail["last_end_ns"]));
+    let slowest = a["imbalance"]["slowest_blocks"].as_array().unwrap();
+    assert_eq!(slowest.len(), 5);
+    assert_eq!(slowest[0]["block"], tail["last_block"]);
+    // Busy series: one value per bin, no more warps than traced, and the
+    // time they add up to is the roles' time in the region.
+    let busy = &a["busy"];
+    assert_eq!(busy["bins"], 120);
+    for series in busy["series"].as_array().unwrap() {
+        let values = series["values"].as_array().unwrap();
+        assert_eq!(values.len(), 120);
+        assert!(values.iter().all(|v| (0.0..=1536.0).contains(&f(v))));
+        let in_roles: f64 = roles
+            .iter()
+            .flat_map(|r| r["region_times"].as_array().unwrap())
+            .filter(|t| t["region"] == series["region"])
+            .map(|t| f(&t["total_ns"]))
+            .sum();
+        let in_series = f(&series["mean"]) * f(&busy["end_ns"]);
+        assert!(
+            (in_roles - in_series).abs() <= 1e-6 * in_roles,
+            "{}: {in_roles} vs {in_series}",
+            series["region"]
+        );
+    }
+
+    // The JSON on standard output is the same document.
+    let o = ktrace(&["analyze", s(&cap), "--json"]);
+    assert!(o.status.success());
+    assert_eq!(o.stdout, std::fs::read(&json).unwrap());
+}
+
+/// The warp_specialized capture: one producer and one consumer traced per
+/// block, both waiting a large part of their time.
+#[test]
+fn analyze_the_warp_specialized_capture() {
+    let cap = fixture("h200_warp_specialized.ktrace");
+    let o = ktrace(&["analyze", s(&cap), "--json"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let a = &doc["launches"][0];
+    let roles: Vec<(&str, u64, &serde_json::Value)> = a["roles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap(),
+                r["warps"].as_u64().unwrap(),
+                &r["warp_indices"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("produce+wait_empty", 264, &serde_json::json!([0])),
+            ("consume+wait_full", 264, &serde_json::json!([4])),
+        ]
+    );
+    for r in a["roles"].as_array().unwrap() {
+        let w = f(&r["wait_share"]);
+        assert!((0.1..0.9).contains(&w), "{r}");
+    }
+    let slowest = &a["imbalance"]["slowest_blocks"][0];
+    assert_eq!(slowest["block"], a["imbalance"]["tail"]["last_block"]);
+    assert!(slowest["cause"].is_string(), "{slowest}");
+}
+
+#[test]
+fn analyze_every_launch_or_one() {
+    let d = Dir::new("analyze-launches");
+    let cap = d.join("run.ktrace");
+    sample_capture().save(&cap).unwrap();
+    let o = ktrace(&["analyze", s(&cap), "--json"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let launches: Vec<u64> = doc["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["launch"].as_u64().unwrap())
+        .collect();
+    assert_eq!(launches, [0, 1]);
+    // The sample has no wait region, and its flaws are noted: a warp that
+    // never flushed, an overflowed ring, a begin without an end.
+    let notes = doc["launches"][0]["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 4, "{notes:?}");
+    for (note, needle) in notes.iter().zip([
+        "wait pattern \"wait*\" matches no region",
+        "1 warp never flushed",
+        "1 warp lost the oldest events",
+        "1 warp with begins or ends without a partner",
+    ]) {
+        assert!(note.as_str().unwrap().starts_with(needle), "{note}");
+    }
+
+    let o = ktrace(&[
+        "analyze",
+        s(&cap),
+        "--launch",
+        "1",
+        "--wait",
+        "mm*",
+        "--bins",
+        "10",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.starts_with("launch 1: grid [3, 1, 1]"), "{out}");
+    assert!(!out.contains("launch 0"), "{out}");
+    assert!(out.contains("wait regions (mm*): mma"), "{out}");
+    assert!(out.contains("(10 bins of "), "{out}");
+    assert!(out.contains("notes\n"), "{out}");
+}
+
+#[test]
+fn analyze_refuses_bad_options_cleanly() {
+    let d = Dir::new("analyze-bad");
+    let cap = d.join("run.ktrace");
+    sample_capture().save(&cap).unwrap();
+    let o = ktrace(&["analyze", s(&cap), "--launch", "7"]);
+    assert_clean_failure(&o, "no launch 7 (the capture holds 2 launches)");
+    let o = ktrace(&["analyze", s(&cap), "--wait", ""]);
+    assert_clean_failure(&o, "wait pattern \"\": the pattern is empty");
+    let o = ktrace(&["analyze", s(&cap), "--wait", "wait*", "--wait", "wa?t"]);
+    assert_clean_failure(&o, "only * is a wildcard");
+    let o = ktrace(&["diff", s(&cap), s(&cap), "--wait", "x\\y"]);
+    assert_clean_failure(&o, "cannot appear in a region name");
+    let o = ktrace(&["analyze", s(&cap), "--bins", "0"]);
+    assert!(!o.status.success());
+    let o = ktrace(&["analyze", s(&d.join("missing.ktrace"))]);
+    assert_clean_failure(&o, "missing.ktrace");
 }
 
 #[test]
@@ -715,4 +961,45 @@ fn a_closed_pipe_is_not_a_panic() {
         .unwrap();
     child.wait().unwrap();
     assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn report_writes_one_page_and_asks_for_a_launch_when_there_are_several() {
+    let d = Dir::new("report");
+    let cap = d.join("run.ktrace");
+    sample_capture().save(&cap).unwrap();
+
+    // Two launches: --launch is needed, and the error lists them.
+    assert_clean_failure(
+        &ktrace(&["report", s(&cap)]),
+        "the capture holds 2 launches (0, 1); pick one with --launch N",
+    );
+    assert_clean_failure(&ktrace(&["report", s(&cap), "--launch", "7"]), "launch 7");
+
+    let o = ktrace(&["report", s(&cap), "--launch", "1"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let page = d.join("run.html");
+    assert!(
+        out.starts_with(&format!("launch 1: 24 spans of 5 warps -> {}", s(&page))),
+        "{out}"
+    );
+    assert!(out.contains("4 warnings (listed in the report)"), "{out}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains(r#""launch":1"#), "the page is of launch 1");
+
+    let one = d.join("one.ktrace");
+    let mut single = sample_capture();
+    single.launches.truncate(1);
+    single.save(&one).unwrap();
+    let out_page = d.join("out/r.html");
+    let o = ktrace(&["report", s(&one), "-o", s(&out_page)]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(std::fs::metadata(&out_page).unwrap().len() > 10_000);
+
+    assert_clean_failure(
+        &ktrace(&["report", s(&d.join("missing.ktrace"))]),
+        "missing.ktrace",
+    );
 }

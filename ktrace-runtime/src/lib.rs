@@ -161,6 +161,7 @@
 //! export/   collect.rs chrome.rs summary.rs mod.rs      timelines -> Chrome trace and summary, one pass
 //!           filter.rs                                   time window, blocks, SMs, warps, regions kept
 //!           perfetto.rs perfetto_proto.rs              timelines -> Perfetto trace (.pftrace)
+//!           report.rs report/                           timelines -> one self-contained HTML report
 //! output.rs                                             output file names, atomic writes
 //! session/  mod.rs config.rs device.rs (feature `cuda`) the device edge
 //! switch.rs diagnostics.rs error.rs                     tracing on/off, what went wrong
@@ -172,7 +173,8 @@
 //! ([`fill`]), region names
 //! ([`regions`]), capture files ([`capture`]), decoding ([`mod@decode`]),
 //! what went wrong ([`diagnostics`]), outputs ([`chrome`], [`summary`],
-//! [`filter`], [`export`] with [`export::perfetto`], [`output`]) and, with
+//! [`filter`], [`export`] with [`export::perfetto`] and [`export::report`],
+//! [`output`]) and, with
 //! `cuda`, the device edge ([`session`]).
 //!
 //! [ktrace]: https://github.com/ktrace-rs/ktrace
@@ -183,6 +185,7 @@
 mod format;
 pub use format::{capture, layout, regions, shape};
 
+pub mod analysis;
 pub mod decode;
 pub mod diagnostics;
 mod error;
@@ -199,12 +202,14 @@ mod switch;
 pub mod synth;
 pub mod timeline;
 
+pub use analysis::{analyze, analyze_launch, Analysis, AnalysisOptions};
 pub use capture::{Capture, DeviceInfo, LaunchCapture};
 pub use chrome::ChromeOptions;
 pub use decode::{decode, DecodeOptions, DecodedLaunch, Decoder, WarpTrace};
 pub use diagnostics::{Diagnostic, Diagnostics};
 pub use error::{Error, Result};
 pub use export::perfetto::{HostClocks, LaunchGroup, PerfettoOptions, PerfettoWriter};
+pub use export::report::{write_report, ReportData, ReportOptions};
 pub use export::{
     export_launch, export_launch_with_progress, export_perfetto, write_trace, ExportOptions,
     ExportProgress, ExportReport, TimelineLaunch, WrittenTrace,

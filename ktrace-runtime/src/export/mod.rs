@@ -1,7 +1,7 @@
 //! Writing a launch's Chrome trace and summary files, or launches (of one
 //! capture or several) into one Perfetto trace (`.pftrace`) with a summary
 //! per launch, streamed warp by warp and written atomically, whole or
-//! through a [`TraceFilter`].
+//! through a [`TraceFilter`]; and a launch's HTML report ([`report`]).
 
 pub mod chrome;
 mod collect;
@@ -9,6 +9,7 @@ pub mod filter;
 pub mod perfetto;
 pub mod perfetto_proto;
 mod region_slots;
+pub mod report;
 pub mod summary;
 
 use std::borrow::{Borrow, Cow};
