@@ -6,10 +6,12 @@
 //! `KTRACE=1 cargo run --release --example gemm [-- M N K]`
 //! `cargo run --release --example gemm -- --bench [REPS] [M N K]` times the
 //! traced kernel (tracing all warps, and with a null buffer) against the
-//! untraced one, alternating launches, and prints the medians.
+//! untraced one, alternating launches, and prints the medians: the default
+//! build (store recorder) and the build with the newest-N shared-memory
+//! recorder (`gemm_newest.cu`, 64 events kept per warp).
 
-use ktrace_examples::gemm::{cap_for, load_gemm_variant, Problem};
-use ktrace_examples::{announce, fail, gpu, median, time_ms, trace_config, REGIONS};
+use ktrace_examples::gemm::{cap_for, load_gemm_module_variant, load_gemm_variant, Problem};
+use ktrace_examples::{announce, fail, gpu, kernels, median, time_ms, trace_config, REGIONS};
 use ktrace_runtime::{KtraceArg, TraceSession, WarpSampling};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -43,13 +45,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         tc.cap = cap_for(&p);
         tc.quiet = true;
         let session = TraceSession::new(&stream, tc, REGIONS)?;
+        let newest = load_gemm_module_variant(&ctx, &kernels::GEMM_NEWEST, true)?;
+        // The untraced kernel given as much more (unused) shared memory as
+        // the newest-N recorder takes (12 warps x 528 bytes): what that
+        // alone costs.
+        const PAD: u32 = 12 * 528;
+        let padded = load_gemm_variant(&ctx, false)?;
+        padded.set_attribute(
+            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            (p.cfg.shared_mem_bytes + PAD) as i32,
+        )?;
+        let mut tcn = trace_config("gemm_bench_newest", &p.cfg);
+        tcn.cap = 64;
+        tcn.quiet = true;
+        let session_n = TraceSession::new(&stream, tcn, REGIONS)?;
         let on = session.arg();
+        let on_n = session_n.arg();
         let off = KtraceArg::OFF;
         for _ in 0..5 {
             p.launch(&stream, &untraced, &off)?;
             p.launch(&stream, &traced, &on)?;
+            p.launch(&stream, &newest, &on_n)?;
         }
         let (mut tu, mut tt, mut t0) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut tn, mut tn0, mut tp) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..reps {
             tu.extend(time_ms(&ctx, &stream, 0, 1, || {
                 p.launch(&stream, &untraced, &off)
@@ -60,8 +79,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             t0.extend(time_ms(&ctx, &stream, 0, 1, || {
                 p.launch(&stream, &traced, &off)
             })?);
+            tn.extend(time_ms(&ctx, &stream, 0, 1, || {
+                p.launch(&stream, &newest, &on_n)
+            })?);
+            tn0.extend(time_ms(&ctx, &stream, 0, 1, || {
+                p.launch(&stream, &newest, &off)
+            })?);
+            p.cfg.shared_mem_bytes += PAD;
+            let t = time_ms(&ctx, &stream, 0, 1, || p.launch(&stream, &padded, &off));
+            p.cfg.shared_mem_bytes -= PAD;
+            tp.extend(t?);
         }
         let (mu, mt, m0) = (median(&mut tu), median(&mut tt), median(&mut t0));
+        let (mn, mn0, mp) = (median(&mut tn), median(&mut tn0), median(&mut tp));
         let tf = |ms: f32| flops / (ms as f64 * 1e-3) / 1e12;
         println!("gemm {m}x{n}x{k}, {reps} alternating launches each, medians:");
         println!(
@@ -78,12 +108,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             tf(m0),
             100.0 * (m0 / mu - 1.0)
         );
+        println!(
+            "  newest-64, all warps     {mn:.4} ms  {:.1} TFLOP/s  {:+.2}%",
+            tf(mn),
+            100.0 * (mn / mu - 1.0)
+        );
+        println!(
+            "  newest-64, null buffer   {mn0:.4} ms  {:.1} TFLOP/s  {:+.2}%",
+            tf(mn0),
+            100.0 * (mn0 / mu - 1.0)
+        );
+        println!(
+            "  untraced, +{PAD} B smem   {mp:.4} ms  {:.1} TFLOP/s  {:+.2}%",
+            tf(mp),
+            100.0 * (mp / mu - 1.0)
+        );
         let err = p.check(&ctx, &stream, &ha, &hb)?;
         println!("  result check: relative error {err:.2e}");
         if err > 1e-2 {
             fail("GEMM result is wrong");
         }
         session.discard(); // the timed launches wrote nothing to keep
+        session_n.discard();
         return Ok(());
     }
 

@@ -16,7 +16,15 @@
 //! - `smem32`: the same build with a 32-entry ring, so the staging area is
 //!   the ring: it keeps the newest 32 entries per warp and copies them out
 //!   at the flush (Proton's policy: no global traffic while recording);
-//! - `smem32na`: as `smem32`, built without time anchors (like Proton).
+//! - `smem32na`: as `smem32`, built without time anchors (like Proton);
+//! - `newest`: `KTRACE_RECORDER_NEWEST`, each warp keeps its newest 64
+//!   events in a shared-memory ring written out at the flush (Proton's
+//!   policy; no check and no global memory traffic while recording), run
+//!   with a 64-entry ring per warp;
+//! - `newestpin`: as `newest`, built with `KTRACE_NEWEST_PIN 1` (the entry
+//!   and its address in registers of their own: 3 registers more).
+//!
+//! `KTRACE_BENCH_DESIGNS=store,newest` runs only the named designs.
 //!
 //! Then one line per recorder for an fp32 SGEMM (4096^3): untraced,
 //! traced, traced with a null buffer, and with one block in 33 sampled.
@@ -59,13 +67,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64 / 1e6
     };
     // (name, module, per-warp ring capacity)
-    let designs: [(&str, KernelModule, u32); 5] = [
+    let all_designs: [(&str, KernelModule, u32); 7] = [
         ("store", kernels::RECORDER_STORE, 4096),
         ("ring", kernels::RECORDER_RING, 4096),
         ("smem", kernels::RECORDER_SMEM, 4096),
         ("smem32", kernels::RECORDER_SMEM, 32),
         ("smem32na", kernels::RECORDER_SMEM_NOANCHOR, 32),
+        ("newest", kernels::RECORDER_NEWEST, 64),
+        ("newestpin", kernels::RECORDER_NEWEST_PIN, 64),
     ];
+    let chosen = std::env::var("KTRACE_BENCH_DESIGNS").ok();
+    let designs: Vec<_> = all_designs
+        .into_iter()
+        .filter(|(d, _, _)| match chosen.as_deref() {
+            Some(c) => c.split(',').any(|x| x == *d),
+            None => true,
+        })
+        .collect();
     println!("recorder microbenchmark: {iters} iterations x 8 dependent FMAs, {WARPS} warps/block, {sms} SMs, median of {reps} alternating launches; clock {clock_ghz:.2} GHz (nominal)");
     println!(
         "{:<8} {:>6} {:>4} {:>11} {:>11} {:>9} {:>14} {:>17} {:>14} {:>14}",
@@ -164,11 +182,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             s.discard();
         }
     }
-    for (recorder, module) in [
-        ("store recorder (default)", &kernels::SGEMM_BENCH),
-        ("shared-memory recorder", &kernels::SGEMM_BENCH_SMEM),
+    for (recorder, module, cap) in [
+        ("store recorder (default)", &kernels::SGEMM_BENCH, 4096),
+        ("shared-memory recorder", &kernels::SGEMM_BENCH_SMEM, 4096),
+        ("newest-64 recorder", &kernels::SGEMM_BENCH_NEWEST, 64),
     ] {
-        sgemm(&ctx, &stream, reps, recorder, module)?;
+        sgemm(&ctx, &stream, reps, recorder, module, cap)?;
     }
     Ok(())
 }
@@ -184,6 +203,7 @@ fn sgemm(
     reps: usize,
     recorder: &str,
     module: &KernelModule,
+    cap: u32,
 ) -> Result<(), Box<dyn std::error::Error>> {
     const N: u32 = 4096;
     let ones = vec![1.0f32; (N * N) as usize];
@@ -199,7 +219,7 @@ fn sgemm(
     let ft = load(ctx, module, true, "sgemm_bench")?;
     let mk = |blocks: BlockSampling| -> Result<TraceSession, Box<dyn std::error::Error>> {
         let mut tc = TraceConfig::for_launch(&cfg);
-        tc.cap = 4096;
+        tc.cap = cap;
         tc.blocks = blocks;
         tc.quiet = true;
         Ok(TraceSession::new(stream, tc, REGIONS)?)

@@ -1,7 +1,8 @@
 //! Values recorded with events on the GPU, with each recorder: every warp
-//! runs 100 steps, each a span of "step" whose begin records the step `i`
+//! runs 100 steps (20 with the newest-N recorder, whose ring keeps 128
+//! entries), each a span of "step" whose begin records the step `i`
 //! and whose end records `2i + 1`, a "quarter" mark with `i / 4` every
-//! fourth step, and (store and shared-memory recorders) a "lane0 step"
+//! fourth step, and (store and both shared-memory recorders) a "lane0 step"
 //! span recorded by lane 0 alone with the warp's index as its value. The
 //! example decodes each capture and checks every value; it exits non-zero
 //! on the first mismatch. With `--out DIR` it also writes the captures
@@ -29,10 +30,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|i| args.get(i + 1))
         .map(std::path::PathBuf::from);
     let (ctx, stream) = gpu();
-    let recorders: [(&str, KernelModule, bool); 3] = [
-        ("store", kernels::VALUES, true),
-        ("ring", kernels::VALUES_RING, false),
-        ("smem", kernels::VALUES_SMEM, true),
+    // (recorder, module, lane-0 span recorded, steps): the newest-N
+    // build keeps 128 entries per warp, all of a 20-step run's 93.
+    let recorders: [(&str, KernelModule, bool, i32); 4] = [
+        ("store", kernels::VALUES, true, STEPS),
+        ("ring", kernels::VALUES_RING, false, STEPS),
+        ("smem", kernels::VALUES_SMEM, true, STEPS),
+        ("newest", kernels::VALUES_NEWEST, true, 20),
     ];
     let cfg = LaunchConfig {
         grid_dim: (BLOCKS, 1, 1),
@@ -41,7 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let id = |name: &str| REGIONS.iter().find(|r| r.1 == name).map(|r| r.0).unwrap();
     let (step, quarter, lane0) = (id("step"), id("quarter"), id("lane0 step"));
-    for (name, module, has_lane0) in recorders {
+    for (name, module, has_lane0, steps_run) in recorders {
         let m = ktrace_runtime::load_module(&ctx, &module)?;
         let f = m.load_function("values_probe")?;
         let mut sink = stream.alloc_zeros::<u32>((BLOCKS * THREADS) as usize)?;
@@ -54,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut session = TraceSession::new(&stream, tc, REGIONS)?;
         let arg = session.arg();
         let mut l = stream.launch_builder(&f);
-        l.arg(&STEPS).arg(&mut sink).arg(&arg);
+        l.arg(&steps_run).arg(&mut sink).arg(&arg);
         unsafe { l.launch(cfg) }?;
         stream.synchronize()?;
         session.finish_launch()?;
@@ -73,7 +77,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut values = 0u64;
         for w in &d.warps {
             let steps: Vec<_> = w.spans.iter().filter(|s| s.region == step).collect();
-            if steps.len() != STEPS as usize {
+            if steps.len() != steps_run as usize {
                 fail(&format!("{name}: warp {:?}: {} steps", w.id, steps.len()));
             }
             for (i, s) in steps.iter().enumerate() {
@@ -92,7 +96,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .filter(|e| e.region == quarter && e.kind == EventKind::Mark)
                 .map(|e| e.value)
                 .collect();
-            let want: Vec<_> = (0..STEPS as u32 / 4).map(Some).collect();
+            let want: Vec<_> = (0..steps_run as u32 / 4).map(Some).collect();
             if marks != want {
                 fail(&format!("{name}: warp {:?}: quarter marks {marks:?}", w.id));
             }

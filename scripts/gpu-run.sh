@@ -42,6 +42,9 @@ step() { echo; echo "=== $*"; }
   "$BIN/ktrace" summary /tmp/gemm8192.ktrace
   step "gemm overhead bench"; "$BIN/gemm" --bench 60; echo "exit $?"
   step "recorder bench"; "$BIN/recorder_bench" 50; echo "exit $?"
+  step "warp_specialized overhead bench"; "$BIN/warp_specialized" --bench 100; echo "exit $?"
+  step "warp_specialized traced, newest-N recorder"
+  KTRACE=1 KTRACE_OUT=ws_newest_trace.json KTRACE_CAPTURE=ws_newest.ktrace "$BIN/warp_specialized" --newest; echo "exit $?"
   for c in trap too-large no-flush two-streams; do
     step "faults $c"; KTRACE=1 timeout 120 "$BIN/faults" "$c"; echo "exit $?"
   done

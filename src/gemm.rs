@@ -236,7 +236,18 @@ pub fn load_gemm_variant(
     ctx: &Arc<CudaContext>,
     traced: bool,
 ) -> Result<CudaFunction, Box<dyn std::error::Error>> {
-    let module = ktrace_runtime::load_module_variant(ctx, &kernels::GEMM, traced)?;
+    load_gemm_module_variant(ctx, &kernels::GEMM, traced)
+}
+
+/// Loads the traced (`traced`) or untraced build of `module`, one of the
+/// GEMM kernel's builds (`kernels::GEMM`, or `kernels::GEMM_NEWEST` with the
+/// newest-N recorder), and allows its shared memory.
+pub fn load_gemm_module_variant(
+    ctx: &Arc<CudaContext>,
+    module: &ktrace_runtime::KernelModule,
+    traced: bool,
+) -> Result<CudaFunction, Box<dyn std::error::Error>> {
+    let module = ktrace_runtime::load_module_variant(ctx, module, traced)?;
     gemm_function(&module)
 }
 

@@ -6,12 +6,16 @@
 //! - the shared-memory recorder (`KTRACE_RECORDER_SMEM`, which a kernel
 //!   opts into) adds 272 bytes of static shared memory per warp of
 //!   `KTRACE_SMEM_WARPS` (8,704 bytes for the default 32) to a block, the
-//!   other recorders (the default store recorder) none;
+//!   newest-N recorder (`KTRACE_RECORDER_NEWEST`) 8 bytes per entry and 16
+//!   per warp (528 bytes per warp with 64 entries), the other recorders
+//!   (the default store recorder) none;
 //! - on the small kernels the traced build keeps the occupancy of the
 //!   untraced one (blocks per SM from registers, threads and shared memory
-//!   on sm_90), and adds at most a fixed number of registers;
+//!   on sm_90), and adds at most a fixed number of registers, with the
+//!   default recorder and with the newest-N recorder (the small kernels
+//!   built a second time with it);
 //! - the warp-specialized kernel's producer runs in 24 registers
-//!   (`setmaxnreg`), traced too.
+//!   (`setmaxnreg`), traced too, with either of its recorders.
 //!
 //! Prints every kernel's registers, untraced and traced. Needs nvcc and
 //! cuobjdump (scripts/setup-cuda.sh); skipped with a message when they are
@@ -109,17 +113,20 @@ fn build_all_markers(nvcc: &Path, dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 /// The shared memory the traced build of module `module` should add to a
-/// block: the staging areas when its source picks the shared-memory
-/// recorder (`KTRACE_SMEM_WARPS` of them, 32 unless it says otherwise),
-/// else none.
-fn recorder_smem(module: &str) -> u64 {
+/// block, and the alignment of its areas: the staging areas when its source
+/// picks a shared-memory recorder (`KTRACE_SMEM_WARPS` of them, 32 unless
+/// it says otherwise), else none.
+fn recorder_smem(module: &str) -> (u64, u64) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let src = if module == "all_markers" {
         root.join("tests/cuda/all_markers.cu")
     } else {
         root.join(format!("examples/kernels/{module}.cu"))
     };
-    let text = std::fs::read_to_string(&src).unwrap();
+    let text = match module.strip_suffix("@newest") {
+        Some(_) => return (NEWEST_SMALL_WARPS * (64 * 8 + 16), 64 * 8),
+        None => std::fs::read_to_string(&src).unwrap(),
+    };
     let define = |name: &str| {
         text.lines().find_map(|l| {
             let mut w = l.split_whitespace();
@@ -127,15 +134,42 @@ fn recorder_smem(module: &str) -> u64 {
                 .then(|| w.next().unwrap_or("").to_string())
         })
     };
-    let smem = matches!(
-        define("KTRACE_RECORDER").as_deref(),
-        Some("2") | Some("KTRACE_RECORDER_SMEM")
-    );
-    if !smem {
-        return 0;
-    }
+    let (per_warp, align) = match define("KTRACE_RECORDER").as_deref() {
+        Some("2") | Some("KTRACE_RECORDER_SMEM") => (SMEM_WARP_BYTES, 128),
+        Some("3") | Some("KTRACE_RECORDER_NEWEST") => {
+            let entries = define("KTRACE_NEWEST_ENTRIES").map_or(64, |w| w.parse::<u64>().unwrap());
+            (entries * 8 + 16, entries * 8)
+        }
+        _ => return (0, 0),
+    };
     let warps = define("KTRACE_SMEM_WARPS").map_or(32, |w| w.parse::<u64>().unwrap());
-    warps * SMEM_WARP_BYTES
+    (warps * per_warp, align)
+}
+
+/// `KTRACE_SMEM_WARPS` of the small kernels' newest-N builds.
+const NEWEST_SMALL_WARPS: u64 = 8;
+
+/// The small kernels (big_grid, spin, all_markers) built again with the
+/// newest-N recorder: `(module@newest, traced, untraced)`.
+fn build_small_newest(nvcc: &Path, dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let warps = NEWEST_SMALL_WARPS.to_string();
+    let built = ktrace_build::Build::new()
+        .kernel(root.join("examples/kernels/big_grid.cu"))
+        .kernel(root.join("examples/kernels/spin.cu"))
+        .kernel(root.join("tests/cuda/all_markers.cu"))
+        .define("KTRACE_RECORDER", Some("KTRACE_RECORDER_NEWEST"))
+        .define("KTRACE_SMEM_WARPS", Some(&warps))
+        .arch("sm_90a")
+        .nvcc(nvcc)
+        .out_dir(dir)
+        .try_compile()
+        .unwrap_or_else(|e| panic!("{e}"));
+    built
+        .modules
+        .iter()
+        .map(|(name, t, u)| (format!("{name}@newest"), t.clone(), u.clone()))
+        .collect()
 }
 
 #[test]
@@ -159,6 +193,8 @@ fn registers_and_shared_memory_of_traced_builds() {
     let tmp = tempfile::tempdir().unwrap();
     let (t, u) = build_all_markers(&nvcc, tmp.path());
     modules.push(("all_markers".into(), t, u));
+    let tmp_newest = tempfile::tempdir().unwrap();
+    modules.extend(build_small_newest(&nvcc, tmp_newest.path()));
     modules.sort();
     assert!(
         modules.len() >= 10,
@@ -196,14 +232,15 @@ fn registers_and_shared_memory_of_traced_builds() {
             );
             let reserved = if uu.shared == 0 { RESERVED_SMEM } else { 0 };
             let extra_shared = tu.shared - uu.shared - reserved.min(tu.shared - uu.shared);
-            let expected = recorder_smem(module);
+            let (expected, align) = recorder_smem(module);
             if expected == 0 {
                 assert_eq!(tu.shared, uu.shared, "{module} {f}: shared memory added");
             } else {
                 // The staging areas are 128-byte aligned after the kernel's
-                // own static shared memory.
+                // own static shared memory, the newest-N rings aligned to
+                // their size.
                 assert!(
-                    (expected..expected + 128).contains(&extra_shared),
+                    (expected..expected + align).contains(&extra_shared),
                     "{module} {f}: the traced build adds {extra_shared} bytes of shared \
                      memory, not {expected}"
                 );
@@ -227,15 +264,17 @@ fn registers_and_shared_memory_of_traced_builds() {
             }
         }
     }
-    assert_eq!(seen_small, small.len(), "small kernels not found");
+    assert_eq!(seen_small, 2 * small.len(), "small kernels not found");
 
     // The producer warpgroup gives its registers back down to 24, in the
-    // traced build too (which spills nothing, checked above).
-    let ws = kernels.join("warp_specialized.traced.cubin");
-    let code = common::sass(&cuobjdump, &ws, Some("warp_specialized"));
-    assert!(
-        code.iter()
-            .any(|(_, s)| s.contains("USETMAXREG.DEALLOC") && s.ends_with("0x18")),
-        "warp_specialized: no setmaxnreg.dec to 24 registers in the traced build"
-    );
+    // traced builds too (which spill nothing, checked above).
+    for module in ["warp_specialized", "warp_specialized_newest"] {
+        let ws = kernels.join(format!("{module}.traced.cubin"));
+        let code = common::sass(&cuobjdump, &ws, Some("warp_specialized"));
+        assert!(
+            code.iter()
+                .any(|(_, s)| s.contains("USETMAXREG.DEALLOC") && s.ends_with("0x18")),
+            "{module}: no setmaxnreg.dec to 24 registers in the traced build"
+        );
+    }
 }

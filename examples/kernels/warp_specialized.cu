@@ -18,8 +18,12 @@
 // Launch: grid = number of blocks, block = WS_THREADS (256) threads; each
 // block reduces tiles_per_block tiles of WS_TILE floats starting at
 // x + blockIdx.x * tiles_per_block * WS_TILE (16-byte aligned).
+#ifndef KTRACE_RECORDER
 #define KTRACE_RECORDER KTRACE_RECORDER_SMEM
+#endif
+#ifndef KTRACE_SMEM_WARPS
 #define KTRACE_SMEM_WARPS 8
+#endif
 #include <ktrace.cuh>
 
 #define WS_CONSUMERS 4

@@ -57,18 +57,28 @@
 //     it measured dearer per event than the store recorder
 //     (docs/performance.md). Markers may be reached by the whole warp or by
 //     lane 0 alone.
-// All three write the same buffer layout (ktrace_layout.h). A kernel picks
+//   KTRACE_RECORDER_NEWEST (3): each warp keeps its newest
+//     KTRACE_NEWEST_ENTRIES events (64 unless defined) in a ring in shared
+//     memory and writes them to the global buffer at the flush, as
+//     Proton's instrumentation does: no global memory traffic and no check
+//     of any kind while recording, and older events are overwritten. An
+//     event is the skip branch, the clock read, the tag, the ring address,
+//     one 8-byte shared store and the pointer increment. Records no time
+//     anchors. Takes KTRACE_SMEM_BYTES of static shared memory per block.
+//     Markers may be reached by the whole warp or by lane 0 alone.
+// All four write the same buffer layout (ktrace_layout.h). A kernel picks
 // one by defining KTRACE_RECORDER before including this header, e.g.
 //   #define KTRACE_RECORDER KTRACE_RECORDER_SMEM
 #define KTRACE_RECORDER_STORE 0
 #define KTRACE_RECORDER_RING 1
 #define KTRACE_RECORDER_SMEM 2
+#define KTRACE_RECORDER_NEWEST 3
 #ifndef KTRACE_RECORDER
 #define KTRACE_RECORDER KTRACE_RECORDER_STORE
 #endif
 #if KTRACE_RECORDER != KTRACE_RECORDER_STORE && KTRACE_RECORDER != KTRACE_RECORDER_RING && \
-    KTRACE_RECORDER != KTRACE_RECORDER_SMEM
-#error "ktrace: KTRACE_RECORDER must be KTRACE_RECORDER_STORE, _RING or _SMEM"
+    KTRACE_RECORDER != KTRACE_RECORDER_SMEM && KTRACE_RECORDER != KTRACE_RECORDER_NEWEST
+#error "ktrace: KTRACE_RECORDER must be KTRACE_RECORDER_STORE, _RING, _SMEM or _NEWEST"
 #endif
 #if KTRACE_ON && KTRACE_RECORDER == KTRACE_RECORDER_SMEM && defined(__CUDA_ARCH__) && \
     __CUDA_ARCH__ < 900
@@ -76,7 +86,8 @@
 #endif
 
 #ifndef KTRACE_SMEM_WARPS
-// Warps per block the shared-memory recorder reserves a staging area for.
+// Warps per block the shared-memory recorders (KTRACE_RECORDER_SMEM and
+// KTRACE_RECORDER_NEWEST) reserve an area for.
 // 32 covers every block; a kernel whose blocks have fewer warps may define
 // it lower to take less shared memory (a traced warp whose index is not
 // below it stops the kernel with a trap).
@@ -93,8 +104,34 @@
 // Static shared memory a block of the traced build takes for recording with
 // KTRACE_RECORDER_SMEM: 272 bytes per warp, 8,704 bytes with the default
 // KTRACE_SMEM_WARPS (0 for the untraced build and the other recorders).
+#ifndef KTRACE_NEWEST_ENTRIES
+// Events each warp keeps with KTRACE_RECORDER_NEWEST: a power of two from
+// 32 to 128 (64: 512 bytes of shared memory per warp). A ring's address must
+// be a multiple of its size, and a block's shared memory starts at a
+// multiple of 1,024 bytes (on sm_90 at 0x400 past the CTA's window), so a
+// ring may take at most 1,024 bytes.
+#define KTRACE_NEWEST_ENTRIES 64
+#endif
+#ifndef KTRACE_NEWEST_PIN
+// 1: KTRACE_RECORDER_NEWEST keeps an event's entry and its address in
+// registers of their own until the next event (3 more registers across the
+// kernel), so that the user's code after an event never waits for the
+// shared store to have read them. 0 (the default): temporaries; on the
+// H200 microbenchmark both cost the same (docs/performance.md).
+#define KTRACE_NEWEST_PIN 0
+#endif
+#if KTRACE_NEWEST_ENTRIES < 32 || KTRACE_NEWEST_ENTRIES > 128 || \
+    (KTRACE_NEWEST_ENTRIES & (KTRACE_NEWEST_ENTRIES - 1)) != 0
+#error "ktrace: KTRACE_NEWEST_ENTRIES must be 32, 64 or 128"
+#endif
+// Shared memory per warp of KTRACE_RECORDER_NEWEST: the ring and 16 bytes
+// of state (where the warp's events go in the global buffer).
+#define KTRACE_NEWEST_WARP_BYTES (KTRACE_NEWEST_ENTRIES * 8 + 16)
 #if KTRACE_ON && KTRACE_RECORDER == KTRACE_RECORDER_SMEM
 #define KTRACE_SMEM_BYTES (KTRACE_SMEM_WARPS * KTRACE_SMEM_WARP_BYTES)
+#elif KTRACE_ON && KTRACE_RECORDER == KTRACE_RECORDER_NEWEST
+// 528 bytes per warp with the default 64 entries: 16,896 bytes for 32 warps.
+#define KTRACE_SMEM_BYTES (KTRACE_SMEM_WARPS * KTRACE_NEWEST_WARP_BYTES)
 #else
 #define KTRACE_SMEM_BYTES 0
 #endif
@@ -122,7 +159,8 @@
                 "ktrace: this kernel's shared memory and the KTRACE_SMEM_BYTES the "     \
                 "shared-memory recorder adds exceed a block's limit; use the store "     \
                 "recorder (the default, no shared memory) or define a lower "            \
-                "KTRACE_SMEM_WARPS before including ktrace.cuh")
+                "KTRACE_SMEM_WARPS (or KTRACE_NEWEST_ENTRIES) before including "         \
+                "ktrace.cuh")
 
 #define KTRACE_CAT_(a, b) a##b
 #define KTRACE_CAT(a, b) KTRACE_CAT_(a, b)
@@ -336,7 +374,240 @@ __device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool 
   store_v4_cs(slot + layout::kFlushCount, count, KTRACE_FLUSH_MAGIC, 0u, 0u, leader);
 }
 
-#if KTRACE_RECORDER == KTRACE_RECORDER_SMEM
+#if KTRACE_RECORDER == KTRACE_RECORDER_NEWEST
+
+// ---------------------------------------------------------------------------
+// KTRACE_RECORDER_NEWEST: the newest KTRACE_NEWEST_ENTRIES events of each
+// warp, kept in shared memory, written out at the flush.
+// ---------------------------------------------------------------------------
+
+/// Bytes of one warp's ring.
+#define KTRACE_NEWEST_RING_BYTES (KTRACE_NEWEST_ENTRIES * 8)
+/// The rings of a block's warps, warp w's at entry w * KTRACE_NEWEST_ENTRIES,
+/// each aligned to its size, so that an entry's address is one LOP3 of the
+/// ring's start and the warp's byte count.
+static __shared__ __align__(KTRACE_NEWEST_RING_BYTES) uint2
+    ktrace_newest_ring[KTRACE_SMEM_WARPS * KTRACE_NEWEST_ENTRIES];
+/// Per warp: the slot's address (2 words) and cap - 1, read at the flush.
+static __shared__ __align__(16) uint4 ktrace_newest_state[KTRACE_SMEM_WARPS];
+
+/// Per-warp trace context, newest-N shared-memory recorder.
+///
+/// Live state across a loop: the bytes recorded so far (8 per event), the
+/// shared address of the warp's ring (with KTRACE_NEWEST_PIN, of its last
+/// entry, and that entry) and the skip flag (held by the compiler as a
+/// predicate). Recording never leaves shared memory and tests nothing: an
+/// event is the skip branch, the clock read, the tag into the register
+/// beside it, the entry's address (`(bytes & (ring bytes - 1)) | ring`, one
+/// LOP3), one 8-byte shared store and the byte count's increment: 6 SASS
+/// instructions. The event's code is kept a branch over a block (the
+/// never-taken branch to a trap stops ptxas from turning it into predicated
+/// instructions; ptxas then deletes that branch, except in the first copy
+/// of an unrolled loop), so a warp that records nothing runs one
+/// instruction per marker and the user's code stays on its side of the
+/// clock read. Measured on the H200: docs/performance.md.
+///
+/// The flush writes the newest min(events, KTRACE_NEWEST_ENTRIES, cap) to
+/// the warp's slot: with cap <= KTRACE_NEWEST_ENTRIES at their ring
+/// positions, with the count of all events (the decoder then reports the
+/// older ones as dropped, as for any full ring); with a larger cap at
+/// positions 0, 1, ... with the count of those kept (the older ones are
+/// then not reported). No time anchors: times follow the open and flush
+/// timer pairs.
+class Context {
+ public:
+  __device__ __forceinline__ explicit Context(const ktrace_arg& arg) {
+    const Open o = open_slot(arg);
+#if KTRACE_SMEM_WARPS < 32
+    if (!o.skip && o.warp >= KTRACE_SMEM_WARPS) __trap();
+#endif
+    skip_ = o.skip ? 1u : 0u;
+    const bool leader = !o.skip && elect_leader();
+    // The clock first, then the globaltimer, as for every timer pair.
+    write_open(o, clock64(), globaltimer(), leader);
+    const uint32_t w = o.warp % KTRACE_SMEM_WARPS;
+    entry_ = static_cast<uint32_t>(__cvta_generic_to_shared(ktrace_newest_ring)) +
+             w * KTRACE_NEWEST_RING_BYTES;
+    // An event's address is one LOP3 only while the ring is aligned to its
+    // size (see KTRACE_NEWEST_ENTRIES): stop rather than write elsewhere.
+    if (!o.skip && (entry_ & (KTRACE_NEWEST_RING_BYTES - 1u)) != 0) __trap();
+    at_ = 0;
+    held_ = 0;
+    if (!o.skip) {
+      // Written by every lane of a traced warp (the same bytes).
+      ktrace_newest_state[w] =
+          make_uint4(static_cast<uint32_t>(o.slot), static_cast<uint32_t>(o.slot >> 32),
+                     (1u << arg.cap_log2) - 1u, 0u);
+    }
+  }
+
+  __device__ __forceinline__ ~Context() { flush(); }
+
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  /// Writes the events kept, the closing timer pair and the event count.
+  /// Called by the destructor; later calls do nothing. Reached by the
+  /// warp's lanes that recorded (the whole warp or lane 0), or more: the
+  /// byte count is taken from the lowest active lane.
+  __device__ __forceinline__ void flush() {
+    if (skip_) return;
+    const uint32_t active = __activemask();
+    const int src = __ffs(active) - 1;
+    const uint32_t at = __shfl_sync(active, at_, src);
+    const uint32_t ring = __shfl_sync(active, entry_, src) & ~(KTRACE_NEWEST_RING_BYTES - 1u);
+    const uint64_t held = __shfl_sync(active, held_, src);
+    uint32_t lt;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
+    const uint32_t rank = __popc(active & lt);
+    const uint32_t lanes = __popc(active);
+    __syncwarp(active);
+    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(ktrace_newest_ring));
+    const uint32_t w = (ring - base) / KTRACE_NEWEST_RING_BYTES;
+    const uint4 st = ktrace_newest_state[w];
+    const uint64_t slot = (static_cast<uint64_t>(st.y) << 32) | st.x;
+    const uint64_t events = slot + sizeof(ktrace_slot_meta);
+    const uint32_t mask = st.z;
+    const uint32_t count = at / 8u;
+    const bool small_cap = mask < KTRACE_NEWEST_ENTRIES;
+    uint32_t kept = count < KTRACE_NEWEST_ENTRIES ? count : KTRACE_NEWEST_ENTRIES;
+    if (kept > mask + 1u) kept = mask + 1u;
+    const uint32_t first = count - kept;
+    for (uint32_t j = rank; j < kept; j += lanes) {
+      const uint32_t i = first + j;
+      // The newest entry is also in registers (what keeps them the
+      // events' own).
+      const uint2 e =
+          KTRACE_NEWEST_PIN && i + 1u == count
+              ? make_uint2(static_cast<uint32_t>(held), static_cast<uint32_t>(held >> 32))
+              : ktrace_newest_ring[w * KTRACE_NEWEST_ENTRIES + (i & (KTRACE_NEWEST_ENTRIES - 1u))];
+      const uint32_t pos = small_cap ? (i & mask) : j;
+      store_event(events + static_cast<uint64_t>(pos) * sizeof(ktrace_event), e.x, e.y, true);
+    }
+    write_flush(slot, small_cap ? count : kept, rank == 0);
+    skip_ = 1u;
+  }
+
+  /// Records one event: `tag` is `region | type << 16`.
+  __device__ __forceinline__ void record(uint32_t tag) {
+    // One asm block: the skip branch, then the event. Every lane that
+    // reaches the marker stores the same entry to the same address. The
+    // entry's address and its two words are outputs kept until the flush,
+    // so ptxas gives their registers to no other value: the user's code
+    // after the event then never waits for the store to have read them.
+    // The branch to KTRACE_NEVER is never taken (the skip predicate is
+    // false there); ptxas drops it, but its trap block keeps the event a
+    // block of its own.
+#if KTRACE_NEWEST_PIN
+    asm volatile(
+        "{\n\t"
+        ".reg .pred skip;\n\t"
+        ".reg .u32 clk;\n\t"
+        "setp.ne.u32 skip, %3, 0;\n\t"
+        "@skip bra.uni KTRACE_DONE_%=;\n\t"
+        "mov.u32 clk, %%clock;\n\t"
+        "mov.b64 %2, {clk, %4};\n\t"
+        // (bytes & (ring bytes - 1)) | (entry & ~(ring bytes - 1))
+        "lop3.b32 %1, %0, %1, %5, 0xe4;\n\t"
+        "add.u32 %0, %0, 8;\n\t"
+        "st.shared.u64 [%1], %2;\n\t"
+        "@skip bra.uni KTRACE_NEVER_%=;\n\t"
+        "bra.uni KTRACE_DONE_%=;\n"
+        "KTRACE_NEVER_%=:\n\t"
+        "trap;\n"
+        "KTRACE_DONE_%=:\n\t"
+        "}"
+        : "+r"(at_), "+r"(entry_), "+l"(held_)
+        : "r"(skip_), "r"(tag), "n"(KTRACE_NEWEST_RING_BYTES - 1)
+        : "memory");
+#else
+    // The same with the address and the entry in temporaries: 3 registers
+    // fewer across the kernel; ptxas may then give them to the user's next
+    // instructions, which wait until the store has read them.
+    asm volatile(
+        "{\n\t"
+        ".reg .pred skip;\n\t"
+        ".reg .u32 clk, a;\n\t"
+        "setp.ne.u32 skip, %2, 0;\n\t"
+        "@skip bra.uni KTRACE_DONE_%=;\n\t"
+        "mov.u32 clk, %%clock;\n\t"
+        "lop3.b32 a, %0, %1, %4, 0xe4;\n\t"
+        "add.u32 %0, %0, 8;\n\t"
+        "st.shared.v2.u32 [a], {clk, %3};\n\t"
+        "@skip bra.uni KTRACE_NEVER_%=;\n\t"
+        "bra.uni KTRACE_DONE_%=;\n"
+        "KTRACE_NEVER_%=:\n\t"
+        "trap;\n"
+        "KTRACE_DONE_%=:\n\t"
+        "}"
+        : "+r"(at_)
+        : "r"(entry_), "r"(skip_), "r"(tag), "n"(KTRACE_NEWEST_RING_BYTES - 1)
+        : "memory");
+#endif
+  }
+
+  /// Records one event, `tag` (`region | type << 16`), with a 32-bit
+  /// value: the event, then a value entry (KTRACE_EVENT_VALUE) holding the
+  /// value and the event's region, in the next slot of the ring (the ring
+  /// may later keep the value without its event, like any other recorder's
+  /// full ring).
+  __device__ __forceinline__ void record_value(uint32_t tag, uint32_t value) {
+    record(tag);
+    push_value((tag & 0xffffu) | (KTRACE_EVENT_VALUE << layout::kTypeShift), value);
+  }
+
+ private:
+  /// Stores one value entry {value, vtag}: the event's code without the
+  /// clock read.
+  __device__ __forceinline__ void push_value(uint32_t vtag, uint32_t value) {
+#if KTRACE_NEWEST_PIN
+    asm volatile(
+        "{\n\t"
+        ".reg .pred skip;\n\t"
+        "setp.ne.u32 skip, %3, 0;\n\t"
+        "@skip bra.uni KTRACE_DONE_%=;\n\t"
+        "mov.b64 %2, {%5, %4};\n\t"
+        "lop3.b32 %1, %0, %1, %6, 0xe4;\n\t"
+        "add.u32 %0, %0, 8;\n\t"
+        "st.shared.u64 [%1], %2;\n\t"
+        "@skip bra.uni KTRACE_NEVER_%=;\n\t"
+        "bra.uni KTRACE_DONE_%=;\n"
+        "KTRACE_NEVER_%=:\n\t"
+        "trap;\n"
+        "KTRACE_DONE_%=:\n\t"
+        "}"
+        : "+r"(at_), "+r"(entry_), "+l"(held_)
+        : "r"(skip_), "r"(vtag), "r"(value), "n"(KTRACE_NEWEST_RING_BYTES - 1)
+        : "memory");
+#else
+    asm volatile(
+        "{\n\t"
+        ".reg .pred skip;\n\t"
+        ".reg .u32 a;\n\t"
+        "setp.ne.u32 skip, %2, 0;\n\t"
+        "@skip bra.uni KTRACE_DONE_%=;\n\t"
+        "lop3.b32 a, %0, %1, %5, 0xe4;\n\t"
+        "add.u32 %0, %0, 8;\n\t"
+        "st.shared.v2.u32 [a], {%4, %3};\n\t"
+        "@skip bra.uni KTRACE_NEVER_%=;\n\t"
+        "bra.uni KTRACE_DONE_%=;\n"
+        "KTRACE_NEVER_%=:\n\t"
+        "trap;\n"
+        "KTRACE_DONE_%=:\n\t"
+        "}"
+        : "+r"(at_)
+        : "r"(entry_), "r"(skip_), "r"(vtag), "r"(value), "n"(KTRACE_NEWEST_RING_BYTES - 1)
+        : "memory");
+#endif
+  }
+
+  uint32_t at_;     // bytes recorded: 8 per event
+  uint32_t entry_;  // shared address of the last entry written (the ring's start before)
+  uint64_t held_;   // the last entry written {clock, tag}
+  uint32_t skip_;   // 1: this warp records nothing (warp-uniform)
+};
+
+#elif KTRACE_RECORDER == KTRACE_RECORDER_SMEM
 
 /// The staging areas of a block's warps: warp w's area starts at byte
 /// w * KTRACE_SMEM_WARP_BYTES and holds, in order, half 0 (16 entries),
