@@ -26,6 +26,9 @@
 //!
 //! `KTRACE_BENCH_DESIGNS=store,newest` runs only the named designs.
 //!
+//! Row `1v` is one mark per iteration that records a value with it
+//! (`KTRACE_M_V`): its cost per event against row `1` is what a value adds.
+//!
 //! Then one line per recorder for an fp32 SGEMM (4096^3): untraced,
 //! traced, traced with a null buffer, and with one block in 33 sampled.
 //!
@@ -122,11 +125,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let (arg_all, arg_one) = (all.arg(), one.arg());
             sessions.push(all);
             sessions.push(one);
-            for (ev, name) in [
-                (0u32, "bench_e0"),
-                (1, "bench_e1"),
-                (2, "bench_e2"),
-                (4, "bench_e4"),
+            for (ev, name, label) in [
+                (0u32, "bench_e0", "0"),
+                (1, "bench_e1", "1"),
+                (2, "bench_e2", "2"),
+                (4, "bench_e4", "4"),
+                (1, "bench_v1", "1v"),
             ] {
                 let fu = load(&ctx, module, false, name)?;
                 let ft = load(&ctx, module, true, name)?;
@@ -172,7 +176,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 } else {
                     (ma - mu) * 1e6 * clock_ghz / (iters as f64 * ev as f64)
                 };
-                println!("{design:<8} {occ:>6} {ev:>4} {mu:>11.4} {ma:>11.4} {:>8.1}% {:>14.3} {:>17.2} {:>14.3} {:>13.1}%",
+                println!("{design:<8} {occ:>6} {label:>4} {mu:>11.4} {ma:>11.4} {:>8.1}% {:>14.3} {:>17.2} {:>14.3} {:>13.1}%",
                     100.0 * (ma / mu - 1.0), per_event(ma), cyc,
                     if ev == 0 { f64::NAN } else { (m1 - mu) * 1e6 / sites_per_sm },
                     100.0 * (m0 / mu - 1.0));
