@@ -98,31 +98,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "  untraced                 {mu:.4} ms  {:.1} TFLOP/s",
             tf(mu)
         );
-        println!(
-            "  traced, all warps        {mt:.4} ms  {:.1} TFLOP/s  {:+.2}%",
-            tf(mt),
-            100.0 * (mt / mu - 1.0)
-        );
-        println!(
-            "  traced, null buffer      {m0:.4} ms  {:.1} TFLOP/s  {:+.2}%",
-            tf(m0),
-            100.0 * (m0 / mu - 1.0)
-        );
-        println!(
-            "  newest-64, all warps     {mn:.4} ms  {:.1} TFLOP/s  {:+.2}%",
-            tf(mn),
-            100.0 * (mn / mu - 1.0)
-        );
-        println!(
-            "  newest-64, null buffer   {mn0:.4} ms  {:.1} TFLOP/s  {:+.2}%",
-            tf(mn0),
-            100.0 * (mn0 / mu - 1.0)
-        );
-        println!(
-            "  untraced, +{PAD} B smem   {mp:.4} ms  {:.1} TFLOP/s  {:+.2}%",
-            tf(mp),
-            100.0 * (mp / mu - 1.0)
-        );
+        let row = |label: &str, ms: f32| {
+            println!(
+                "  {label:<24} {ms:.4} ms  {:.1} TFLOP/s  {:+.2}%",
+                tf(ms),
+                100.0 * (ms / mu - 1.0)
+            )
+        };
+        row("traced, all warps", mt);
+        row("traced, null buffer", m0);
+        row("newest-64, all warps", mn);
+        row("newest-64, null buffer", mn0);
+        row(&format!("untraced, +{PAD} B smem"), mp);
         let err = p.check(&ctx, &stream, &ha, &hb)?;
         println!("  result check: relative error {err:.2e}");
         if err > 1e-2 {

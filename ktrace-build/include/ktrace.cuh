@@ -546,17 +546,8 @@ class Context {
 #endif
   }
 
-  /// Records one event, `tag` (`region | type << 16`), with a 32-bit
-  /// value: the event, then a value entry (KTRACE_EVENT_VALUE) holding the
-  /// value and the event's region, in the next slot of the ring (the ring
-  /// may later keep the value without its event, like any other recorder's
-  /// full ring).
-  __device__ __forceinline__ void record_value(uint32_t tag, uint32_t value) {
-    record(tag);
-    push_value((tag & 0xffffu) | (KTRACE_EVENT_VALUE << layout::kTypeShift), value);
-  }
 
- private:
+ public:
   /// Stores one value entry {value, vtag}: the event's code without the
   /// clock read.
   __device__ __forceinline__ void push_value(uint32_t vtag, uint32_t value) {
@@ -601,6 +592,7 @@ class Context {
 #endif
   }
 
+ private:
   uint32_t at_;     // bytes recorded: 8 per event
   uint32_t entry_;  // shared address of the last entry written (the ring's start before)
   uint64_t held_;   // the last entry written {clock, tag}
@@ -860,16 +852,9 @@ class Context {
   }
 
 
-  /// Records one event, `tag` (`region | type << 16`), with a 32-bit
-  /// value: the event, then a value entry (KTRACE_EVENT_VALUE) holding the
-  /// value and the event's region.
-  __device__ __forceinline__ void record_value(uint32_t tag, uint32_t value) {
-    record(tag);
-    push_value((tag & 0xffffu) | (KTRACE_EVENT_VALUE << layout::kTypeShift), value);
-  }
 
 
- private:
+ public:
   /// Stages one value entry {value, vtag}: no clock read and no anchor;
   /// a full half is handed over as after an event.
   __device__ __forceinline__ void push_value(uint32_t vtag, uint32_t value) {
@@ -893,6 +878,7 @@ class Context {
         : "memory");
   }
 
+ private:
   uint32_t at_;          // shared address of the next entry
   uint32_t end_;         // end of the half being filled, minus 1 in half 1
   uint32_t anchor_clk_;  // low 32 bits of %clock at the last anchor (or open)
@@ -1028,16 +1014,9 @@ class Context {
   }
 
 
-  /// Records one event, `tag` (`region | type << 16`), with a 32-bit
-  /// value: the event, then a value entry (KTRACE_EVENT_VALUE) holding the
-  /// value and the event's region.
-  __device__ __forceinline__ void record_value(uint32_t tag, uint32_t value) {
-    record(tag);
-    push_value((tag & 0xffffu) | (KTRACE_EVENT_VALUE << layout::kTypeShift), value);
-  }
 
 
- private:
+ public:
   /// Appends one value entry {value, vtag}: no clock read and no anchor.
   __device__ __forceinline__ void push_value(uint32_t vtag, uint32_t value) {
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
@@ -1074,6 +1053,7 @@ class Context {
 #endif
   }
 
+ private:
   uint64_t base_;  // first event of this warp's slot
   uint32_t cnt_;   // entries recorded so far (events and anchors)
   uint32_t mask_;  // cap - 1
@@ -1088,6 +1068,16 @@ class Context {
 };
 
 #endif  // KTRACE_RECORDER
+
+/// Records one event, `tag` (`region | type << 16`), with a 32-bit value,
+/// with any recorder: the event, then a value entry (KTRACE_EVENT_VALUE)
+/// holding the value and the event's region. Two blocks, each with its own
+/// skip branch: a value site of a warp that records nothing runs two
+/// instructions.
+__device__ __forceinline__ void record_value(Context& ctx, uint32_t tag, uint32_t value) {
+  ctx.record(tag);
+  ctx.push_value((tag & 0xffffu) | (KTRACE_EVENT_VALUE << layout::kTypeShift), value);
+}
 
 /// Ends a region when it goes out of scope (KTRACE_SCOPE).
 class Scope {
@@ -1140,7 +1130,7 @@ class Context {
 #define KTRACE_REC_V_(name, type, value)                 \
   do {                                                   \
     KTRACE_ID_(ktrace_id_, name);                        \
-    ktrace_ctx.record_value(ktrace_id_ | ((type) << ::ktrace::layout::kTypeShift), \
+    ::ktrace::record_value(ktrace_ctx, ktrace_id_ | ((type) << ::ktrace::layout::kTypeShift), \
                             static_cast<uint32_t>(value));                          \
   } while (0)
 

@@ -431,42 +431,11 @@ fn marker_args(lx: &mut Lexer<'_>, macro_name: &str) -> Result<Option<String>, L
 /// Skips the condition of a `_IF` marker: everything up to the first
 /// top-level comma, which it consumes.
 fn skip_condition(lx: &mut Lexer<'_>, open_line: usize) -> Result<(), LexError> {
-    let mut depth = 0usize;
-    loop {
-        lx.skip_trivia()?;
-        match lx.peek(0) {
-            None => return Err((open_line, "unterminated marker: missing ')'".into())),
-            Some(b'"') => {
-                lx.quoted(b'"')?;
-            }
-            Some(b'\'') => {
-                lx.quoted(b'\'')?;
-            }
-            Some(b'(' | b'[' | b'{') => {
-                depth += 1;
-                lx.bump();
-            }
-            Some(b')' | b']' | b'}') => {
-                if depth == 0 {
-                    return Err((
-                        lx.line,
-                        "expects a condition and a region name, e.g. \
-                         KTRACE_B_IF(i % 16 == 0, \"load\")"
-                            .into(),
-                    ));
-                }
-                depth -= 1;
-                lx.bump();
-            }
-            Some(b',') if depth == 0 => {
-                lx.bump();
-                return Ok(());
-            }
-            Some(_) => {
-                lx.bump();
-            }
-        }
-    }
+    skip_argument(lx, open_line, true, || {
+        "expects a condition and a region name, e.g. \
+         KTRACE_B_IF(i % 16 == 0, \"load\")"
+            .into()
+    })
 }
 
 /// Skips the value of a `_V` marker: a comma, then everything up to the
@@ -478,6 +447,20 @@ fn skip_value(lx: &mut Lexer<'_>, open_line: usize, macro_name: &str) -> Result<
         return Err((lx.line, usage()));
     }
     lx.bump();
+    skip_argument(lx, open_line, false, usage)
+}
+
+/// Skips one macro argument, balancing brackets and skipping literals: up
+/// to and including the first top-level comma (`to_comma`), or up to the
+/// closing `)` of the invocation, which it leaves (then the argument must
+/// not be empty). `usage` says what the marker expects when the argument is
+/// missing.
+fn skip_argument(
+    lx: &mut Lexer<'_>,
+    open_line: usize,
+    to_comma: bool,
+    usage: impl Fn() -> String,
+) -> Result<(), LexError> {
     let mut depth = 0usize;
     let mut empty = true;
     loop {
@@ -495,7 +478,7 @@ fn skip_value(lx: &mut Lexer<'_>, open_line: usize, macro_name: &str) -> Result<
                 lx.bump();
             }
             Some(b')') if depth == 0 => {
-                return if empty {
+                return if to_comma || empty {
                     Err((lx.line, usage()))
                 } else {
                     Ok(())
@@ -504,6 +487,10 @@ fn skip_value(lx: &mut Lexer<'_>, open_line: usize, macro_name: &str) -> Result<
             Some(b')' | b']' | b'}') => {
                 depth = depth.saturating_sub(1);
                 lx.bump();
+            }
+            Some(b',') if depth == 0 && to_comma => {
+                lx.bump();
+                return Ok(());
             }
             Some(_) => {
                 lx.bump();
