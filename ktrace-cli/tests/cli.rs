@@ -1002,4 +1002,20 @@ fn report_writes_one_page_and_asks_for_a_launch_when_there_are_several() {
         &ktrace(&["report", s(&d.join("missing.ktrace"))]),
         "missing.ktrace",
     );
+
+    // The page embeds the analysis, with the wait regions asked for.
+    let data = |html: &str| -> serde_json::Value {
+        let start = html.find(r#"id="ktrace-data">"#).unwrap() + r#"id="ktrace-data">"#.len();
+        let end = start + html[start..].find("</script>").unwrap();
+        serde_json::from_str(&html[start..end]).unwrap()
+    };
+    let a = data(&std::fs::read_to_string(&out_page).unwrap());
+    assert_eq!(a["analysis"]["schema"], "ktrace.analysis/1");
+    assert_eq!(a["analysis"]["wait_patterns"], serde_json::json!(["wait*"]));
+    let o = ktrace(&["report", s(&one), "-o", s(&out_page), "--wait", "mma"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let a = data(&std::fs::read_to_string(&out_page).unwrap());
+    assert_eq!(a["analysis"]["wait_patterns"], serde_json::json!(["mma"]));
+    assert_eq!(a["analysis"]["wait_regions"], serde_json::json!(["mma"]));
+    assert_clean_failure(&ktrace(&["report", s(&one), "--wait", ""]), "wait");
 }
