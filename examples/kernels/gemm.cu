@@ -378,8 +378,11 @@ extern "C" __global__ void __launch_bounds__(GEMM_THREADS, 1)
       acc_fence(acc);
       if (releaser) mbar_arrive(GEMM_EMPTY(prev));
 
-      // The tile's index goes with the epilogue's begin (a value event).
-      KTRACE_B_V("epilogue", t);
+      // (tests/data/h200_gemm2048_v3.ktrace was recorded with
+      // KTRACE_B_V("epilogue", t), the tile index as a value; on the H200 that
+      // cost this kernel about 0.5 points traced and 0.3 with tracing off at
+      // 8192^3, docs/performance.md, so the benchmark build records none.)
+      KTRACE_B("epilogue");
       // Accumulator fragment: register 4j + {0,1} is row warp*16 + lane/4,
       // columns 8j + 2(lane%4) + {0,1}; 4j + {2,3} the same 8 rows further.
       const int row = tm * GEMM_BM + cw * 64 + warp * 16 + lane / 4;
