@@ -364,6 +364,27 @@ __device__ __forceinline__ void write_open(const Open& o, uint64_t clk, uint64_t
   store_v4_cs(o.slot + layout::kOpenIds, o.block, ids, KTRACE_OPEN_MAGIC, 0u, leader);
 }
 
+/// The lanes that reached a flush: the active mask, the lowest active lane
+/// (whose recorder state every lane takes), this lane's rank among the
+/// active ones (0: the one that writes the metadata) and their number.
+struct FlushLanes {
+  uint32_t active;
+  int src;
+  uint32_t rank;
+  uint32_t count;
+};
+
+__device__ __forceinline__ FlushLanes flush_lanes() {
+  FlushLanes l;
+  l.active = __activemask();
+  l.src = __ffs(l.active) - 1;
+  uint32_t lt;
+  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
+  l.rank = __popc(l.active & lt);
+  l.count = __popc(l.active);
+  return l;
+}
+
 /// Writes the flush half of a slot's metadata (from the lane where
 /// `leader` is set): the closing timer pair and the entry count.
 __device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool leader) {
@@ -452,15 +473,11 @@ class Context {
   /// byte count is taken from the lowest active lane.
   __device__ __forceinline__ void flush() {
     if (skip_) return;
-    const uint32_t active = __activemask();
-    const int src = __ffs(active) - 1;
-    const uint32_t at = __shfl_sync(active, at_, src);
-    const uint32_t ring = __shfl_sync(active, entry_, src) & ~(KTRACE_NEWEST_RING_BYTES - 1u);
-    const uint64_t held = __shfl_sync(active, held_, src);
-    uint32_t lt;
-    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
-    const uint32_t rank = __popc(active & lt);
-    const uint32_t lanes = __popc(active);
+    const FlushLanes fl = flush_lanes();
+    const uint32_t active = fl.active, rank = fl.rank, lanes = fl.count;
+    const uint32_t at = __shfl_sync(active, at_, fl.src);
+    const uint32_t ring = __shfl_sync(active, entry_, fl.src) & ~(KTRACE_NEWEST_RING_BYTES - 1u);
+    const uint64_t held = __shfl_sync(active, held_, fl.src);
     __syncwarp(active);
     const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(ktrace_newest_ring));
     const uint32_t w = (ring - base) / KTRACE_NEWEST_RING_BYTES;
@@ -732,17 +749,14 @@ class Context {
   /// the staging pointers are taken from the lowest active lane.
   __device__ __forceinline__ void flush() {
     if (skip_) return;
-    const uint32_t active = __activemask();
-    const int src = __ffs(active) - 1;
-    const uint32_t at = __shfl_sync(active, at_, src);
-    const uint32_t endq = __shfl_sync(active, end_, src);
+    const FlushLanes fl = flush_lanes();
+    const uint32_t active = fl.active, rank = fl.rank, lanes = fl.count;
+    const uint32_t at = __shfl_sync(active, at_, fl.src);
+    const uint32_t endq = __shfl_sync(active, end_, fl.src);
     const uint32_t end = (endq + 7u) & ~7u;
     const uint32_t second = end - endq;  // 1 in half 1
     const uint32_t start = end - KTRACE_STAGE_HALF * 8;
     const uint32_t state = end + (1u - second) * KTRACE_STAGE_HALF * 8;
-    uint32_t lt;
-    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
-    const uint32_t rank = __popc(active & lt);
     const bool leader = rank == 0;
     // The copies issued (by lane 0) are complete before the metadata says
     // the warp is done; a lane without copies does not wait.
@@ -756,7 +770,6 @@ class Context {
     const uint64_t slot = (static_cast<uint64_t>(hi) << 32) | lo;
     const uint64_t events = slot + sizeof(ktrace_slot_meta);
     const uint32_t held = (at - start) / 8u;
-    const uint32_t lanes = __popc(active);
     for (uint32_t j = rank; j < held; j += lanes) {
       uint32_t c, t;
       asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(c), "=r"(t) : "r"(start + 8u * j) : "memory");
