@@ -355,9 +355,21 @@ pub fn analyze_launch(
 ) -> crate::Result<Analysis> {
     let decode_opts = crate::ExportOptions::default().decode_for(device);
     let decoded = decode(&launch.raw, &launch.shape, &decode_opts)?;
-    let mut a = analyze(&decoded, regions, opts);
+    Ok(analyze_decoded_launch(launch, &decoded, regions, opts))
+}
+
+/// [`analyze`] of `decoded`, the decode of `launch`, with the launch's
+/// kernel name: [`analyze_launch`] for a caller that has decoded the launch
+/// already (`ktrace report`).
+pub fn analyze_decoded_launch(
+    launch: &LaunchCapture,
+    decoded: &DecodedLaunch,
+    regions: &Regions,
+    opts: &AnalysisOptions,
+) -> Analysis {
+    let mut a = analyze(decoded, regions, opts);
     a.kernel = launch.kernel.clone();
-    Ok(a)
+    a
 }
 
 /// What every part of the analysis reads.

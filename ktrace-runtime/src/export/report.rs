@@ -88,10 +88,12 @@ pub struct ReportData {
     /// Per-region statistics (the summary's), in the order of `regions`
     /// among those with a complete span.
     pub stats: Vec<RegionReport>,
-    /// The launch's analysis, when there is one ([`launch_analysis`]):
-    /// drawn generically, an array of objects as a table and a series of
-    /// numbers as a line chart.
-    pub analysis: Option<crate::analysis::Analysis>,
+    /// The launch's analysis ([`crate::analysis::analyze_decoded_launch`]
+    /// with [`ReportOptions::analysis`]). The page draws its JSON section by
+    /// section, in field order: an object's keys become headings, an array
+    /// of objects a table, and an array of rows that each hold a number
+    /// array (the busy series) a line chart.
+    pub analysis: crate::analysis::Analysis,
 }
 
 /// The launch header.
@@ -375,27 +377,13 @@ pub fn report_data(
         region_ids: ids,
         lanes,
         stats,
-        analysis: launch_analysis(launch, &decoded, regions, opts),
+        analysis: crate::analysis::analyze_decoded_launch(
+            launch,
+            &decoded,
+            regions,
+            &opts.analysis,
+        ),
     })
-}
-
-/// The launch's analysis as the report embeds it
-/// ([`crate::analysis::analyze`] of the decoded launch): warp roles, wait
-/// share, imbalance and the tail, busy over time.
-///
-/// The page draws its JSON section by section, in field order: an
-/// object's keys become headings,
-/// an array of objects a table, and an array of rows that each hold a
-/// number array (the busy series) a line chart.
-pub fn launch_analysis(
-    launch: &LaunchCapture,
-    decoded: &crate::decode::DecodedLaunch,
-    regions: &Regions,
-    opts: &ReportOptions,
-) -> Option<crate::analysis::Analysis> {
-    let mut a = crate::analysis::analyze(decoded, regions, &opts.analysis);
-    a.kernel = launch.kernel.clone();
-    Some(a)
 }
 
 /// `value` as JSON that can sit inside an HTML `<script>` element: `<`,
@@ -555,7 +543,7 @@ mod tests {
         assert_eq!((h.warps_per_block, h.warps_traced_per_block), (2, 2));
         assert_eq!(h.device, "GPU: Synthetic GPU");
         assert_eq!(h.diagnostics["count"], 0);
-        assert_eq!(d.analysis.as_ref().unwrap().schema, "ktrace.analysis/1");
+        assert_eq!(d.analysis.schema, "ktrace.analysis/1");
     }
 
     #[test]
@@ -654,7 +642,7 @@ mod tests {
             // computes it.
             let mut want = crate::analysis::analyze(&dec, &cap.regions, &opts.analysis);
             want.kernel = launch.kernel.clone();
-            assert_eq!(d.analysis.as_ref(), Some(&want));
+            assert_eq!(d.analysis, want);
             let warps: u64 = want.roles.iter().map(|r| r.warps).sum();
             assert_eq!(warps, dec.warps.len() as u64);
         }
