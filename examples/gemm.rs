@@ -46,6 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         tc.quiet = true;
         let session = TraceSession::new(&stream, tc, REGIONS)?;
         let newest = load_gemm_module_variant(&ctx, &kernels::GEMM_NEWEST, true)?;
+        let newest_nb = load_gemm_module_variant(&ctx, &kernels::GEMM_NEWEST_NOBRANCH, true)?;
         // The untraced kernel given as much more (unused) shared memory as
         // the newest-N recorder takes (12 warps x 528 bytes): what that
         // alone costs.
@@ -66,9 +67,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             p.launch(&stream, &untraced, &off)?;
             p.launch(&stream, &traced, &on)?;
             p.launch(&stream, &newest, &on_n)?;
+            p.launch(&stream, &newest_nb, &on_n)?;
         }
         let (mut tu, mut tt, mut t0) = (Vec::new(), Vec::new(), Vec::new());
         let (mut tn, mut tn0, mut tp) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut tb, mut tb0) = (Vec::new(), Vec::new());
         for _ in 0..reps {
             tu.extend(time_ms(&ctx, &stream, 0, 1, || {
                 p.launch(&stream, &untraced, &off)
@@ -85,6 +88,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             tn0.extend(time_ms(&ctx, &stream, 0, 1, || {
                 p.launch(&stream, &newest, &off)
             })?);
+            tb.extend(time_ms(&ctx, &stream, 0, 1, || {
+                p.launch(&stream, &newest_nb, &on_n)
+            })?);
+            tb0.extend(time_ms(&ctx, &stream, 0, 1, || {
+                p.launch(&stream, &newest_nb, &off)
+            })?);
             p.cfg.shared_mem_bytes += PAD;
             let t = time_ms(&ctx, &stream, 0, 1, || p.launch(&stream, &padded, &off));
             p.cfg.shared_mem_bytes -= PAD;
@@ -92,6 +101,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let (mu, mt, m0) = (median(&mut tu), median(&mut tt), median(&mut t0));
         let (mn, mn0, mp) = (median(&mut tn), median(&mut tn0), median(&mut tp));
+        let (mb, mb0) = (median(&mut tb), median(&mut tb0));
         let tf = |ms: f32| flops / (ms as f64 * 1e-3) / 1e12;
         println!("gemm {m}x{n}x{k}, {reps} alternating launches each, medians:");
         println!(
@@ -109,6 +119,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         row("traced, null buffer", m0);
         row("newest-64, all warps", mn);
         row("newest-64, null buffer", mn0);
+        row("newest-64 no-branch, all", mb);
+        row("newest-64 no-branch, null", mb0);
         row(&format!("untraced, +{PAD} B smem"), mp);
         let err = p.check(&ctx, &stream, &ha, &hb)?;
         println!("  result check: relative error {err:.2e}");

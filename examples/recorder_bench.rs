@@ -22,7 +22,9 @@
 //!   policy; no check and no global memory traffic while recording), run
 //!   with a 64-entry ring per warp;
 //! - `newestpin`: as `newest`, built with `KTRACE_NEWEST_PIN 1` (the entry
-//!   and its address in registers of their own: 3 registers more).
+//!   and its address in registers of their own: 3 registers more);
+//! - `newestnb`: as `newest`, built with `KTRACE_NEWEST_BRANCH 0` (no skip
+//!   branch: every warp records, an event is 5 instructions).
 //!
 //! `KTRACE_BENCH_DESIGNS=store,newest` runs only the named designs.
 //!
@@ -70,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64 / 1e6
     };
     // (name, module, per-warp ring capacity)
-    let all_designs: [(&str, KernelModule, u32); 7] = [
+    let all_designs: [(&str, KernelModule, u32); 8] = [
         ("store", kernels::RECORDER_STORE, 4096),
         ("ring", kernels::RECORDER_RING, 4096),
         ("smem", kernels::RECORDER_SMEM, 4096),
@@ -78,6 +80,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("smem32na", kernels::RECORDER_SMEM_NOANCHOR, 32),
         ("newest", kernels::RECORDER_NEWEST, 64),
         ("newestpin", kernels::RECORDER_NEWEST_PIN, 64),
+        ("newestnb", kernels::RECORDER_NEWEST_NOBRANCH, 64),
     ];
     let chosen = std::env::var("KTRACE_BENCH_DESIGNS").ok();
     let designs: Vec<_> = all_designs
@@ -190,6 +193,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("store recorder (default)", &kernels::SGEMM_BENCH, 4096),
         ("shared-memory recorder", &kernels::SGEMM_BENCH_SMEM, 4096),
         ("newest-64 recorder", &kernels::SGEMM_BENCH_NEWEST, 64),
+        (
+            "newest-64, no skip branch",
+            &kernels::SGEMM_BENCH_NEWEST_NOBRANCH,
+            64,
+        ),
     ] {
         sgemm(&ctx, &stream, reps, recorder, module, cap)?;
     }

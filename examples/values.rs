@@ -32,11 +32,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (ctx, stream) = gpu();
     // (recorder, module, lane-0 span recorded, steps): the newest-N
     // build keeps 128 entries per warp, all of a 20-step run's 93.
-    let recorders: [(&str, KernelModule, bool, i32); 4] = [
+    let recorders: [(&str, KernelModule, bool, i32); 5] = [
         ("store", kernels::VALUES, true, STEPS),
         ("ring", kernels::VALUES_RING, false, STEPS),
         ("smem", kernels::VALUES_SMEM, true, STEPS),
         ("newest", kernels::VALUES_NEWEST, true, 20),
+        (
+            "newest no-branch",
+            kernels::VALUES_NEWEST_NOBRANCH,
+            true,
+            20,
+        ),
     ];
     let cfg = LaunchConfig {
         grid_dim: (BLOCKS, 1, 1),

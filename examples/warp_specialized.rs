@@ -46,6 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let untraced = load(&kernels::WARP_SPECIALIZED, false)?;
         let smem = load(&kernels::WARP_SPECIALIZED, true)?;
         let newest = load(&kernels::WARP_SPECIALIZED_NEWEST, true)?;
+        let newest_nb = load(&kernels::WARP_SPECIALIZED_NEWEST_NOBRANCH, true)?;
         ktrace_runtime::set_enabled(Some(true));
         let session = |cap: u32| -> Result<TraceSession, Box<dyn std::error::Error>> {
             let mut tc = trace_config("warp_specialized_bench", &cfg);
@@ -55,7 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let (s_smem, s_newest) = (session(512)?, session(64)?);
         let (a_smem, a_newest) = (s_smem.arg(), s_newest.arg());
-        let runs: [(&str, &CudaFunction, &KtraceArg); 5] = [
+        let runs: [(&str, &CudaFunction, &KtraceArg); 7] = [
             ("untraced", &untraced, &KtraceArg::OFF),
             ("shared-memory recorder, all warps", &smem, &a_smem),
             (
@@ -65,6 +66,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ),
             ("newest-64 recorder, all warps", &newest, &a_newest),
             ("newest-64 recorder, null buffer", &newest, &KtraceArg::OFF),
+            ("newest-64 no skip branch, all warps", &newest_nb, &a_newest),
+            (
+                "newest-64 no skip branch, null buffer",
+                &newest_nb,
+                &KtraceArg::OFF,
+            ),
         ];
         let launch = |f: &CudaFunction, arg: &KtraceArg, out: &mut CudaSlice<f32>| {
             time_ms(&ctx, &stream, 0, 1, || {

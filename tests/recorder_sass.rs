@@ -127,6 +127,39 @@ fn events(code: &Code, from: usize, to: usize) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Asserts that the benchmark's FMAs sit between the clock reads of
+/// `path` (the loop as a traced warp runs it) as the source puts them: 8
+/// per event at one event per iteration, 8 and 0 at two (a region around
+/// all 8), 4, 4, 0 and 0 at four (nested regions).
+fn assert_fmas_in_place(design: &str, ev: usize, path: &[String]) {
+    let mut gaps = Vec::new();
+    let mut run = None;
+    for s in path {
+        if s.contains("SR_CLOCKLO") {
+            if let Some(r) = run {
+                gaps.push(r);
+            }
+            run = Some(0);
+        } else if s.contains("FFMA") {
+            run = run.map(|r| r + 1);
+        }
+    }
+    let pattern: &[usize] = match ev {
+        1 => &[8],
+        2 => &[8, 0],
+        _ => &[4, 4, 0, 0],
+    };
+    let aligned = (0..pattern.len()).any(|o| {
+        gaps.iter()
+            .enumerate()
+            .all(|(i, g)| *g == pattern[(i + o) % pattern.len()])
+    });
+    assert!(
+        gaps.len() >= pattern.len() && aligned,
+        "{design} bench_e{ev}: FMAs between clock reads {gaps:?}, expected repeats of {pattern:?}"
+    );
+}
+
 struct Design {
     name: &'static str,
     /// Most instructions an event's common path may take.
@@ -211,33 +244,7 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
             // Traced: the FMAs between consecutive clock reads, as in the
             // source, on the path the loop takes.
             let on = walk(&tc, ts, te + 1, false);
-            let mut gaps = Vec::new();
-            let mut run = None;
-            for s in &on {
-                if s.contains("SR_CLOCKLO") {
-                    if let Some(r) = run {
-                        gaps.push(r);
-                    }
-                    run = Some(0);
-                } else if s.contains("FFMA") {
-                    run = run.map(|r| r + 1);
-                }
-            }
-            let pattern: &[usize] = match ev {
-                1 => &[8],
-                2 => &[8, 0],
-                _ => &[4, 4, 0, 0],
-            };
-            let aligned = (0..pattern.len()).any(|o| {
-                gaps.iter()
-                    .enumerate()
-                    .all(|(i, g)| *g == pattern[(i + o) % pattern.len()])
-            });
-            assert!(
-                gaps.len() >= pattern.len() && aligned,
-                "{} {f}: FMAs between clock reads {gaps:?}, expected repeats of {pattern:?}",
-                d.name
-            );
+            assert_fmas_in_place(d.name, ev, &on);
             let loop_event = (on.len() as f64 / t_iters - untraced) / ev as f64;
 
             // One event's common path.
@@ -278,5 +285,66 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
                 longest.join(" | ")
             );
         }
+    }
+}
+
+/// The newest-N recorder built with `KTRACE_NEWEST_BRANCH 0`: no branch in
+/// the loop beyond the untraced loop's, one clock read and one `STS.64`
+/// predicated on the storing lane per event, at most 6 instructions per
+/// event in the loop against the untraced loop (the event's 5: the clock
+/// read, the tag, the entry's address, its increment and the store; and
+/// what ptxas adds around them, such as recomputing the store's predicate
+/// once in two iterations), and the FMAs in place.
+#[test]
+fn events_without_the_skip_branch() {
+    let Some([tool]) = cuda_tools(["cuobjdump"]) else {
+        return;
+    };
+    let dir = Path::new(env!("OUT_DIR")).join("ktrace/kernels");
+    let u = dir.join("recorder_newest_nobranch.untraced.cubin");
+    let t = dir.join("recorder_newest_nobranch.traced.cubin");
+    for ev in [1usize, 2, 4] {
+        let f = format!("bench_e{ev}");
+        let uc = sass(&tool, &u, &f);
+        let tc = sass(&tool, &t, &f);
+        let (us, ue) = main_loop(&uc);
+        let (ts, te) = main_loop(&tc);
+        let count = |c: &Code, s: usize, e: usize, what: &str| {
+            c[s..=e].iter().filter(|(_, x)| x.contains(what)).count() as f64
+        };
+        let (u_iters, t_iters) = (
+            count(&uc, us, ue, "FFMA") / 8.0,
+            count(&tc, ts, te, "FFMA") / 8.0,
+        );
+        let per_iter = |c: &Code, s: usize, e: usize, n: f64, what: &str| count(c, s, e, what) / n;
+        assert_eq!(
+            per_iter(&tc, ts, te, t_iters, "BRA"),
+            per_iter(&uc, us, ue, u_iters, "BRA"),
+            "{f}: branches per iteration, traced against untraced"
+        );
+        let clocks = per_iter(&tc, ts, te, t_iters, "SR_CLOCKLO");
+        let stores = tc[ts..=te]
+            .iter()
+            .filter(|(_, x)| x.contains("STS.64"))
+            .collect::<Vec<_>>();
+        assert_eq!(clocks, ev as f64, "{f}: clock reads per iteration");
+        assert_eq!(
+            stores.len() as f64 / t_iters,
+            ev as f64,
+            "{f}: STS.64 per iteration"
+        );
+        assert!(
+            stores.iter().all(|(_, x)| x.starts_with('@')),
+            "{f}: a store not predicated on the storing lane: {stores:?}"
+        );
+        let untraced = (ue - us + 1) as f64 / u_iters;
+        let per_event = ((te - ts + 1) as f64 / t_iters - untraced) / ev as f64;
+        assert!(
+            per_event <= 6.0,
+            "{f}: {per_event} instructions per event in the loop (at most 6 expected)"
+        );
+        let on: Vec<String> = tc[ts..=te].iter().map(|(_, x)| x.clone()).collect();
+        assert_fmas_in_place("newest_nobranch", ev, &on);
+        println!("newest_nobranch bench_e{ev}: {per_event:.2} instructions per event in the loop");
     }
 }

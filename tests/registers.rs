@@ -268,7 +268,11 @@ fn registers_and_shared_memory_of_traced_builds() {
 
     // The producer warpgroup gives its registers back down to 24, in the
     // traced builds too (which spill nothing, checked above).
-    for module in ["warp_specialized", "warp_specialized_newest"] {
+    for module in [
+        "warp_specialized",
+        "warp_specialized_newest",
+        "warp_specialized_newest_nobranch",
+    ] {
         let ws = kernels.join(format!("{module}.traced.cubin"));
         let code = common::sass(&cuobjdump, &ws, Some("warp_specialized"));
         assert!(

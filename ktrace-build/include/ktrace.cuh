@@ -120,6 +120,24 @@
 // H200 microbenchmark both cost the same (docs/performance.md).
 #define KTRACE_NEWEST_PIN 0
 #endif
+#ifndef KTRACE_NEWEST_BRANCH
+// 1 (the default): each event of KTRACE_RECORDER_NEWEST branches over
+// itself in a warp that records nothing (tracing off at run time, or the
+// warp or its block not sampled): one instruction per marker there. 0: no
+// branch; an event is the clock read, the tag, the entry's address, its
+// increment and one shared store predicated on "lane 0 of a traced warp",
+// which ptxas may schedule among the user's instructions. A warp that
+// records nothing then runs the same instructions with its store off:
+// tracing off costs what tracing costs. Markers must then be reached by
+// lane 0 (the whole warp, or lane 0 alone).
+#define KTRACE_NEWEST_BRANCH 1
+#endif
+#if KTRACE_NEWEST_BRANCH != 0 && KTRACE_NEWEST_BRANCH != 1
+#error "ktrace: KTRACE_NEWEST_BRANCH must be 0 or 1"
+#endif
+#if KTRACE_NEWEST_PIN && !KTRACE_NEWEST_BRANCH
+#error "ktrace: KTRACE_NEWEST_PIN needs KTRACE_NEWEST_BRANCH 1"
+#endif
 #if KTRACE_NEWEST_ENTRIES < 32 || KTRACE_NEWEST_ENTRIES > 128 || \
     (KTRACE_NEWEST_ENTRIES & (KTRACE_NEWEST_ENTRIES - 1)) != 0
 #error "ktrace: KTRACE_NEWEST_ENTRIES must be 32, 64 or 128"
@@ -208,6 +226,13 @@ __device__ __forceinline__ bool elect_leader() {
   asm("mov.u32 %0, %%laneid;" : "=r"(lane));
   return lane == static_cast<uint32_t>(__ffs(__activemask()) - 1);
 #endif
+}
+
+/// The calling thread's lane in its warp.
+__device__ __forceinline__ uint32_t lane_id() {
+  uint32_t lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane;
 }
 
 /// 16-byte streaming store, predicated on `p`.
@@ -452,6 +477,9 @@ class Context {
     // An event's address is one LOP3 only while the ring is aligned to its
     // size (see KTRACE_NEWEST_ENTRIES): stop rather than write elsewhere.
     if (!o.skip && (entry_ & (KTRACE_NEWEST_RING_BYTES - 1u)) != 0) __trap();
+#if !KTRACE_NEWEST_BRANCH
+    write_ = (!o.skip && lane_id() == 0) ? 1u : 0u;
+#endif
     at_ = 0;
     held_ = 0;
     if (!o.skip) {
@@ -537,6 +565,25 @@ class Context {
         : "+r"(at_), "+r"(entry_), "+l"(held_)
         : "r"(skip_), "r"(tag), "n"(KTRACE_NEWEST_RING_BYTES - 1)
         : "memory");
+#elif !KTRACE_NEWEST_BRANCH
+    // No branch: the clock read, the tag, the entry's address, the byte
+    // count's increment and the shared store by lane 0 of a traced warp,
+    // in one asm block. ptxas places them among the user's instructions
+    // but keeps the clock read where the source has it
+    // (tests/recorder_sass.rs).
+    asm volatile(
+        "{\n\t"
+        ".reg .pred w;\n\t"
+        ".reg .u32 clk, a;\n\t"
+        "setp.ne.u32 w, %2, 0;\n\t"
+        "mov.u32 clk, %%clock;\n\t"
+        "lop3.b32 a, %0, %1, %4, 0xe4;\n\t"
+        "add.u32 %0, %0, 8;\n\t"
+        "@w st.shared.v2.u32 [a], {clk, %3};\n\t"
+        "}"
+        : "+r"(at_)
+        : "r"(entry_), "r"(write_), "r"(tag), "n"(KTRACE_NEWEST_RING_BYTES - 1)
+        : "memory");
 #else
     // The same with the address and the entry in temporaries: 3 registers
     // fewer across the kernel; ptxas may then give them to the user's next
@@ -587,6 +634,19 @@ class Context {
         : "+r"(at_), "+r"(entry_), "+l"(held_)
         : "r"(skip_), "r"(vtag), "r"(value), "n"(KTRACE_NEWEST_RING_BYTES - 1)
         : "memory");
+#elif !KTRACE_NEWEST_BRANCH
+    asm volatile(
+        "{\n\t"
+        ".reg .pred w;\n\t"
+        ".reg .u32 a;\n\t"
+        "setp.ne.u32 w, %2, 0;\n\t"
+        "lop3.b32 a, %0, %1, %5, 0xe4;\n\t"
+        "add.u32 %0, %0, 8;\n\t"
+        "@w st.shared.v2.u32 [a], {%4, %3};\n\t"
+        "}"
+        : "+r"(at_)
+        : "r"(entry_), "r"(write_), "r"(vtag), "r"(value), "n"(KTRACE_NEWEST_RING_BYTES - 1)
+        : "memory");
 #else
     asm volatile(
         "{\n\t"
@@ -614,6 +674,9 @@ class Context {
   uint32_t entry_;  // shared address of the last entry written (the ring's start before)
   uint64_t held_;   // the last entry written {clock, tag}
   uint32_t skip_;   // 1: this warp records nothing (warp-uniform)
+#if !KTRACE_NEWEST_BRANCH
+  uint32_t write_;  // 1: lane 0 of a traced warp (the lane that stores)
+#endif
 };
 
 #elif KTRACE_RECORDER == KTRACE_RECORDER_SMEM
