@@ -2,7 +2,8 @@
 # The per-event cost figures of docs/performance.md in one lease: the
 # recorder microbenchmark, the gemm and warp_specialized overhead benches,
 # Proton's own instrumentation benchmark and an ncu profile of the
-# newest-N recorder, one after the other on the same GPU.
+# newest-N recorder without the skip branch at four events per iteration
+# and one block per SM, one after the other on the same GPU.
 #
 #   scripts/recorder-lease.sh BIN PROTON_OVERHEAD_PY
 #
@@ -20,7 +21,7 @@ cd "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
   --format=csv
 echo "=== recorder_bench 50"
-KTRACE_BENCH_DESIGNS="${KTRACE_BENCH_DESIGNS:-store,ring,smem,newest,newestpin}" \
+KTRACE_BENCH_DESIGNS="${KTRACE_BENCH_DESIGNS:-store,ring,smem,newest,newestpin,newestnb}" \
   "$BIN/recorder_bench" 50 2>&1 | tee recorder_bench.txt
 echo "=== gemm --bench 60"
 "$BIN/gemm" --bench 60 2>&1 | tee gemm.txt
@@ -31,13 +32,14 @@ echo "=== proton"
 OUT="$(mktemp -d)" REPS=50 E2E_REPS=0 PYTHONUNBUFFERED=1 timeout 300 python3 "$PROTON" \
   >proton-log.txt 2>&1
 sed -n '/^SUMMARY/,$p' proton-log.txt | tee proton.txt
-echo "=== ncu, newest-N recorder, one event per iteration, 1 block per SM"
+echo "=== ncu, newest-N recorder without the skip branch, four events per iteration, 1 block per SM"
 if command -v ncu >/dev/null; then
-  KTRACE_BENCH_DESIGNS=newest timeout 90 ncu --clock-control none -k regex:bench_e1 -c 2 \
+  # The first two bench_e4 launches: the untraced build, then the traced.
+  KTRACE_BENCH_DESIGNS=newestnb timeout 90 ncu --clock-control none -k regex:bench_e4 -c 2 \
     --section WarpStateStats --section SourceCounters --section SchedulerStats \
-    "$BIN/recorder_bench" 1 20000 >ncu-newest-e1.txt 2>&1
-  grep -E "bench_e1|Warp Cycles Per Issued|Stall|Issued Warp|No Eligible|Executed Instructions|Elapsed Cycles" \
-    ncu-newest-e1.txt | head -60
+    "$BIN/recorder_bench" 1 20000 >ncu-newestnb-e4.txt 2>&1
+  grep -E "bench_e4|Warp Cycles Per Issued|Stall|Issued Warp|No Eligible|Executed Instructions|Elapsed Cycles" \
+    ncu-newestnb-e4.txt | head -60
 else
   echo "no ncu"
 fi

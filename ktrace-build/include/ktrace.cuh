@@ -65,7 +65,10 @@
 //     event is the skip branch, the clock read, the tag, the ring address,
 //     one 8-byte shared store and the pointer increment. Records no time
 //     anchors. Takes KTRACE_SMEM_BYTES of static shared memory per block.
-//     Markers may be reached by the whole warp or by lane 0 alone.
+//     Markers may be reached by the whole warp or by lane 0 alone. With
+//     KTRACE_NEWEST_BRANCH 0 an event has no skip branch (5 instructions,
+//     the cheapest ktrace has), and a warp that records nothing runs it
+//     with its store switched off (see KTRACE_NEWEST_BRANCH).
 // All four write the same buffer layout (ktrace_layout.h). A kernel picks
 // one by defining KTRACE_RECORDER before including this header, e.g.
 //   #define KTRACE_RECORDER KTRACE_RECORDER_SMEM
