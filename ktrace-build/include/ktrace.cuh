@@ -976,13 +976,17 @@ class Context {
  public:
   __device__ __forceinline__ explicit Context(const ktrace_arg& arg)
       : base_(0), cnt_(0), mask_(0), skip_(1), leader_(0), anchor_clk_(0) {
-    const Open o = open_slot(arg);
+    Open o = open_slot(arg);
     skip_ = o.skip ? 1u : 0u;
     leader_ = (!o.skip && elect_leader()) ? 1u : 0u;
     if (!o.skip) {
       base_ = o.slot + sizeof(ktrace_slot_meta);
       mask_ = (1u << arg.cap_log2) - 1u;
     }
+    // The metadata stores address the slot from the events' base, so that
+    // one 64-bit address is live at the open, not two (2 registers fewer
+    // on the small kernels).
+    o.slot = base_ - sizeof(ktrace_slot_meta);
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
     lane_ = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32;
 #endif
