@@ -6,7 +6,8 @@
 //!   them (the compiler moved none across an event);
 //! - a sampled-out warp (tracing off at run time, or its warp or block not
 //!   sampled) runs exactly one instruction per marker site, the skip
-//!   branch, and nothing per loop iteration;
+//!   branch, and nothing per loop iteration, at a marker with a value
+//!   (`KTRACE_M_V`) too;
 //! - an event's common path (no anchor due, nothing to write out) is at
 //!   most a given number of instructions, with the expected global stores
 //!   (one for the store recorder, none for the others) and no reconvergence
@@ -285,6 +286,54 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
                 longest.join(" | ")
             );
         }
+
+        // A value site (`KTRACE_M_V("tick", i)`, bench_v1): its event and
+        // value entry are one block, so a sampled-out warp runs one
+        // instruction there too (the skip branch), besides what keeping
+        // the value's operand costs the loop (the loop index, which the
+        // untraced loop does not keep: one add per unrolled copy of 4
+        // iterations), and the FMAs stay in place.
+        let uc = sass(&tool, &u, "bench_v1");
+        let tc = sass(&tool, &t, "bench_v1");
+        let (us, ue) = main_loop(&uc);
+        let (ts, te) = main_loop(&tc);
+        let iters = |c: &Code, s: usize, e: usize| {
+            c[s..=e].iter().filter(|(_, x)| x.contains("FFMA")).count() as f64 / 8.0
+        };
+        let (u_iters, t_iters) = (iters(&uc, us, ue), iters(&tc, ts, te));
+        let untraced = (ue - us + 1) as f64 / u_iters;
+        let sites = (ts..=te).filter(|&i| is_skip(&tc, i)).count() as f64 / t_iters;
+        assert_eq!(
+            sites, 1.0,
+            "{} bench_v1: skip branches per iteration",
+            d.name
+        );
+        let off = walk(&tc, ts, te + 1, true).len() as f64 / t_iters;
+        let skips = walk(&tc, ts, te + 1, true)
+            .iter()
+            .filter(|x| x.contains("BRA"))
+            .count() as f64
+            / t_iters;
+        let loop_branches = uc[us..=ue]
+            .iter()
+            .filter(|(_, x)| x.contains("BRA"))
+            .count() as f64
+            / u_iters;
+        assert!(
+            skips - loop_branches == 1.0 && off - untraced <= 1.25,
+            "{} bench_v1: a sampled-out warp runs {off} instructions per iteration against \
+             {untraced} untraced, {skips} branches against {loop_branches}",
+            d.name
+        );
+        assert_fmas_in_place(d.name, 1, &walk(&tc, ts, te + 1, false));
+        println!(
+            "{:<14} {:>6} {:>12} {:>14} {:>13.2}",
+            d.name,
+            "1v",
+            "",
+            "",
+            off - untraced
+        );
     }
 }
 

@@ -440,6 +440,81 @@ static __shared__ __align__(KTRACE_NEWEST_RING_BYTES) uint2
 /// Per warp: the slot's address (2 words) and cap - 1, read at the flush.
 static __shared__ __align__(16) uint4 ktrace_newest_state[KTRACE_SMEM_WARPS];
 
+// The PTX of the newest-N recorder's events, in chunks that record() and
+// record_value() put together. Operands: %0 the bytes recorded, %1 the
+// ring's (or, pinned, the last entry's) shared address, then the skip or
+// write flag, the tag and the ring mask (pinned: the held entry before
+// them); a value's vtag and value follow those.
+#if KTRACE_NEWEST_PIN
+#define KTRACE_NEWEST_OUTPUTS_ "+r"(at_), "+r"(entry_), "+l"(held_)
+#define KTRACE_NEWEST_INPUTS_(tag) "r"(skip_), "r"(tag), "n"(KTRACE_NEWEST_RING_BYTES - 1)
+#define KTRACE_NEWEST_HEAD_ \
+  "{\n\t.reg .pred skip;\n\t.reg .u32 clk;\n\t" \
+  "setp.ne.u32 skip, %3, 0;\n\t" \
+  "@skip bra.uni KTRACE_DONE_%=;\n\t"
+#define KTRACE_NEWEST_EVENT_ \
+  "mov.u32 clk, %%clock;\n\t" \
+  "mov.b64 %2, {clk, %4};\n\t" \
+  /* (bytes & (ring bytes - 1)) | (entry & ~(ring bytes - 1)) */ \
+  "lop3.b32 %1, %0, %1, %5, 0xe4;\n\t" \
+  "add.u32 %0, %0, 8;\n\t" \
+  "st.shared.u64 [%1], %2;\n\t"
+#define KTRACE_NEWEST_VALUE_ \
+  "mov.b64 %2, {%7, %6};\n\t" \
+  "lop3.b32 %1, %0, %1, %5, 0xe4;\n\t" \
+  "add.u32 %0, %0, 8;\n\t" \
+  "st.shared.u64 [%1], %2;\n\t"
+#elif !KTRACE_NEWEST_BRANCH
+// No branch: the store by lane 0 of a traced warp (%2).
+#define KTRACE_NEWEST_OUTPUTS_ "+r"(at_)
+#define KTRACE_NEWEST_INPUTS_(tag) \
+  "r"(entry_), "r"(write_), "r"(tag), "n"(KTRACE_NEWEST_RING_BYTES - 1)
+#define KTRACE_NEWEST_HEAD_ \
+  "{\n\t.reg .pred w;\n\t.reg .u32 clk, a;\n\t" \
+  "setp.ne.u32 w, %2, 0;\n\t"
+#define KTRACE_NEWEST_EVENT_ \
+  "mov.u32 clk, %%clock;\n\t" \
+  "lop3.b32 a, %0, %1, %4, 0xe4;\n\t" \
+  "add.u32 %0, %0, 8;\n\t" \
+  "@w st.shared.v2.u32 [a], {clk, %3};\n\t"
+#define KTRACE_NEWEST_VALUE_ \
+  "lop3.b32 a, %0, %1, %4, 0xe4;\n\t" \
+  "add.u32 %0, %0, 8;\n\t" \
+  "@w st.shared.v2.u32 [a], {%6, %5};\n\t"
+#else
+// The address and the entry in temporaries: 3 registers fewer across the
+// kernel than pinned; ptxas may then give them to the user's next
+// instructions, which wait until the store has read them.
+#define KTRACE_NEWEST_OUTPUTS_ "+r"(at_)
+#define KTRACE_NEWEST_INPUTS_(tag) \
+  "r"(entry_), "r"(skip_), "r"(tag), "n"(KTRACE_NEWEST_RING_BYTES - 1)
+#define KTRACE_NEWEST_HEAD_ \
+  "{\n\t.reg .pred skip;\n\t.reg .u32 clk, a;\n\t" \
+  "setp.ne.u32 skip, %2, 0;\n\t" \
+  "@skip bra.uni KTRACE_DONE_%=;\n\t"
+#define KTRACE_NEWEST_EVENT_ \
+  "mov.u32 clk, %%clock;\n\t" \
+  "lop3.b32 a, %0, %1, %4, 0xe4;\n\t" \
+  "add.u32 %0, %0, 8;\n\t" \
+  "st.shared.v2.u32 [a], {clk, %3};\n\t"
+#define KTRACE_NEWEST_VALUE_ \
+  "lop3.b32 a, %0, %1, %4, 0xe4;\n\t" \
+  "add.u32 %0, %0, 8;\n\t" \
+  "st.shared.v2.u32 [a], {%6, %5};\n\t"
+#endif
+#if KTRACE_NEWEST_BRANCH
+// The never-taken branch to a trap that keeps the event a block of its own.
+#define KTRACE_NEWEST_TAIL_ \
+  "@skip bra.uni KTRACE_NEVER_%=;\n\t" \
+  "bra.uni KTRACE_DONE_%=;\n" \
+  "KTRACE_NEVER_%=:\n\t" \
+  "trap;\n" \
+  "KTRACE_DONE_%=:\n\t" \
+  "}"
+#else
+#define KTRACE_NEWEST_TAIL_ "}"
+#endif
+
 /// Per-warp trace context, newest-N shared-memory recorder.
 ///
 /// Live state across a loop: the bytes recorded so far (8 per event), the
@@ -546,130 +621,19 @@ class Context {
     // The branch to KTRACE_NEVER is never taken (the skip predicate is
     // false there); ptxas drops it, but its trap block keeps the event a
     // block of its own.
-#if KTRACE_NEWEST_PIN
-    asm volatile(
-        "{\n\t"
-        ".reg .pred skip;\n\t"
-        ".reg .u32 clk;\n\t"
-        "setp.ne.u32 skip, %3, 0;\n\t"
-        "@skip bra.uni KTRACE_DONE_%=;\n\t"
-        "mov.u32 clk, %%clock;\n\t"
-        "mov.b64 %2, {clk, %4};\n\t"
-        // (bytes & (ring bytes - 1)) | (entry & ~(ring bytes - 1))
-        "lop3.b32 %1, %0, %1, %5, 0xe4;\n\t"
-        "add.u32 %0, %0, 8;\n\t"
-        "st.shared.u64 [%1], %2;\n\t"
-        "@skip bra.uni KTRACE_NEVER_%=;\n\t"
-        "bra.uni KTRACE_DONE_%=;\n"
-        "KTRACE_NEVER_%=:\n\t"
-        "trap;\n"
-        "KTRACE_DONE_%=:\n\t"
-        "}"
-        : "+r"(at_), "+r"(entry_), "+l"(held_)
-        : "r"(skip_), "r"(tag), "n"(KTRACE_NEWEST_RING_BYTES - 1)
-        : "memory");
-#elif !KTRACE_NEWEST_BRANCH
-    // No branch: the clock read, the tag, the entry's address, the byte
-    // count's increment and the shared store by lane 0 of a traced warp,
-    // in one asm block. ptxas places them among the user's instructions
-    // but keeps the clock read where the source has it
-    // (tests/recorder_sass.rs).
-    asm volatile(
-        "{\n\t"
-        ".reg .pred w;\n\t"
-        ".reg .u32 clk, a;\n\t"
-        "setp.ne.u32 w, %2, 0;\n\t"
-        "mov.u32 clk, %%clock;\n\t"
-        "lop3.b32 a, %0, %1, %4, 0xe4;\n\t"
-        "add.u32 %0, %0, 8;\n\t"
-        "@w st.shared.v2.u32 [a], {clk, %3};\n\t"
-        "}"
-        : "+r"(at_)
-        : "r"(entry_), "r"(write_), "r"(tag), "n"(KTRACE_NEWEST_RING_BYTES - 1)
-        : "memory");
-#else
-    // The same with the address and the entry in temporaries: 3 registers
-    // fewer across the kernel; ptxas may then give them to the user's next
-    // instructions, which wait until the store has read them.
-    asm volatile(
-        "{\n\t"
-        ".reg .pred skip;\n\t"
-        ".reg .u32 clk, a;\n\t"
-        "setp.ne.u32 skip, %2, 0;\n\t"
-        "@skip bra.uni KTRACE_DONE_%=;\n\t"
-        "mov.u32 clk, %%clock;\n\t"
-        "lop3.b32 a, %0, %1, %4, 0xe4;\n\t"
-        "add.u32 %0, %0, 8;\n\t"
-        "st.shared.v2.u32 [a], {clk, %3};\n\t"
-        "@skip bra.uni KTRACE_NEVER_%=;\n\t"
-        "bra.uni KTRACE_DONE_%=;\n"
-        "KTRACE_NEVER_%=:\n\t"
-        "trap;\n"
-        "KTRACE_DONE_%=:\n\t"
-        "}"
-        : "+r"(at_)
-        : "r"(entry_), "r"(skip_), "r"(tag), "n"(KTRACE_NEWEST_RING_BYTES - 1)
-        : "memory");
-#endif
+    asm volatile(KTRACE_NEWEST_HEAD_ KTRACE_NEWEST_EVENT_ KTRACE_NEWEST_TAIL_
+                 : KTRACE_NEWEST_OUTPUTS_
+                 : KTRACE_NEWEST_INPUTS_(tag)
+                 : "memory");
   }
 
-
- public:
-  /// Stores one value entry {value, vtag}: the event's code without the
-  /// clock read.
-  __device__ __forceinline__ void push_value(uint32_t vtag, uint32_t value) {
-#if KTRACE_NEWEST_PIN
-    asm volatile(
-        "{\n\t"
-        ".reg .pred skip;\n\t"
-        "setp.ne.u32 skip, %3, 0;\n\t"
-        "@skip bra.uni KTRACE_DONE_%=;\n\t"
-        "mov.b64 %2, {%5, %4};\n\t"
-        "lop3.b32 %1, %0, %1, %6, 0xe4;\n\t"
-        "add.u32 %0, %0, 8;\n\t"
-        "st.shared.u64 [%1], %2;\n\t"
-        "@skip bra.uni KTRACE_NEVER_%=;\n\t"
-        "bra.uni KTRACE_DONE_%=;\n"
-        "KTRACE_NEVER_%=:\n\t"
-        "trap;\n"
-        "KTRACE_DONE_%=:\n\t"
-        "}"
-        : "+r"(at_), "+r"(entry_), "+l"(held_)
-        : "r"(skip_), "r"(vtag), "r"(value), "n"(KTRACE_NEWEST_RING_BYTES - 1)
-        : "memory");
-#elif !KTRACE_NEWEST_BRANCH
-    asm volatile(
-        "{\n\t"
-        ".reg .pred w;\n\t"
-        ".reg .u32 a;\n\t"
-        "setp.ne.u32 w, %2, 0;\n\t"
-        "lop3.b32 a, %0, %1, %5, 0xe4;\n\t"
-        "add.u32 %0, %0, 8;\n\t"
-        "@w st.shared.v2.u32 [a], {%4, %3};\n\t"
-        "}"
-        : "+r"(at_)
-        : "r"(entry_), "r"(write_), "r"(vtag), "r"(value), "n"(KTRACE_NEWEST_RING_BYTES - 1)
-        : "memory");
-#else
-    asm volatile(
-        "{\n\t"
-        ".reg .pred skip;\n\t"
-        ".reg .u32 a;\n\t"
-        "setp.ne.u32 skip, %2, 0;\n\t"
-        "@skip bra.uni KTRACE_DONE_%=;\n\t"
-        "lop3.b32 a, %0, %1, %5, 0xe4;\n\t"
-        "add.u32 %0, %0, 8;\n\t"
-        "st.shared.v2.u32 [a], {%4, %3};\n\t"
-        "@skip bra.uni KTRACE_NEVER_%=;\n\t"
-        "bra.uni KTRACE_DONE_%=;\n"
-        "KTRACE_NEVER_%=:\n\t"
-        "trap;\n"
-        "KTRACE_DONE_%=:\n\t"
-        "}"
-        : "+r"(at_)
-        : "r"(entry_), "r"(skip_), "r"(vtag), "r"(value), "n"(KTRACE_NEWEST_RING_BYTES - 1)
-        : "memory");
-#endif
+  /// Records one event, `tag`, and a value entry {value, vtag} after it,
+  /// in one asm block: a warp that records nothing branches over both.
+  __device__ __forceinline__ void record_value(uint32_t tag, uint32_t vtag, uint32_t value) {
+    asm volatile(KTRACE_NEWEST_HEAD_ KTRACE_NEWEST_EVENT_ KTRACE_NEWEST_VALUE_ KTRACE_NEWEST_TAIL_
+                 : KTRACE_NEWEST_OUTPUTS_
+                 : KTRACE_NEWEST_INPUTS_(tag), "r"(vtag), "r"(value)
+                 : "memory");
   }
 
  private:
@@ -697,8 +661,8 @@ static_assert(KTRACE_SMEM_WARP_BYTES % 16 == 0, "ktrace: staging areas are 16-by
 // other half once the copy issued from it has read it (an event's anchor, if
 // due, goes there next); the tail then hands the full half to the copy
 // engine.
-#define KTRACE_SMEM_FULL_HEAD_ \
-        "KTRACE_FULL_%=:\n\t" \
+#define KTRACE_SMEM_FULL_HEAD_(L) \
+        "KTRACE_" L "_FULL_%=:\n\t" \
         /* Few temporaries, in this order. h = 1 when half 1 is full (the */ \
         /* low bits of %2); %2 becomes e, the end of the full half, and %0 */ \
         /* the start of the other half (e, or e - 256). */ \
@@ -757,6 +721,80 @@ __device__ __forceinline__ void st_shared_v2(uint32_t addr, uint32_t a, uint32_t
       "r"(a), "r"(b), "r"((uint32_t)p)
       : "memory");
 }
+
+// The PTX of the shared-memory recorder's event, for record() and
+// record_value(). Operands: %0 the next entry's shared address, %1 the
+// clock of the last anchor, %2 the end of the half being filled (minus 1
+// in half 1), %3 the skip flag, %4 the tag, %5 the anchor period mask, %6
+// the anchor's type; a value's vtag and value follow (%7, %8). AFTER: the
+// label where the event's paths end.
+#define KTRACE_SMEM_OUTPUTS_ "+r"(at_), "+r"(anchor_clk_), "+r"(end_)
+#define KTRACE_SMEM_INPUTS_(tag) \
+  "r"(skip_), "r"(tag), "n"(~(KTRACE_ANCHOR_CYCLES - 1u)), \
+      "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift)
+#define KTRACE_SMEM_HEAD_ \
+  "{\n\t" \
+  ".reg .pred skip, due, full, lead;\n\t" \
+  ".reg .u32 clk, t, h, s, lo, hi;\n\t" \
+  ".reg .u64 g, gt;\n\t" \
+  "setp.ne.u32 skip, %3, 0;\n\t" \
+  "@skip bra.uni KTRACE_DONE_%=;\n\t"
+#if KTRACE_ANCHOR_CYCLES
+// The rare path, entered when the half is full or an anchor is due. Not
+// full: the anchor goes after the event, and may fill the half. Full:
+// every lane waits until the copy issued from the other half 16 entries
+// ago has read it (long done), the anchor if due goes first into the other
+// half, lane 0 hands the full half to the copy engine, and the warp goes
+// on in the other half. Either way the globaltimer is read first, within a
+// few instructions of the event's clock.
+#define KTRACE_SMEM_EVENT_(AFTER) \
+  "add.u32 %0, %0, 8;\n\t" \
+  "mov.u64 g, %%clock64;\n\t" /* only the low half is used: CS2R.32 */ \
+  "cvt.u32.u64 clk, g;\n\t" \
+  "st.shared.v2.u32 [%0+-8], {clk, %4};\n\t" \
+  "xor.b32 t, clk, %1;\n\t" \
+  "and.b32 t, t, %5;\n\t" \
+  "setp.ne.u32 due, t, 0;\n\t" \
+  "setp.ge.or.u32 full, %0, %2, due;\n\t" \
+  "@!full bra.uni " AFTER ";\n\t" \
+  /* The anchor's %globaltimer first (read whether or not an anchor is */ \
+  /* due, so that it is not kept across events), before the half is */ \
+  /* handed over. */ \
+  "mov.u64 gt, %%globaltimer;\n\t" \
+  "setp.ge.u32 full, %0, %2;\n\t" \
+  "@full bra.uni KTRACE_EV_FULL_%=;\n\t" \
+  /* Not full: the anchor follows the event in this half. */ \
+  "mov.b64 {lo, hi}, gt;\n\t" \
+  "and.b32 hi, hi, 0xffff;\n\t" \
+  "or.b32 hi, hi, %6;\n\t" \
+  "st.shared.v2.u32 [%0], {lo, hi};\n\t" \
+  "add.u32 %0, %0, 8;\n\t" \
+  "mov.u32 %1, clk;\n\t" \
+  "setp.ne.u32 due, %0, %0;\n\t" \
+  "setp.ge.u32 full, %0, %2;\n\t" \
+  "@!full bra.uni " AFTER ";\n" \
+  KTRACE_SMEM_FULL_HEAD_("EV") \
+  /* The anchor, if due, goes first into the other half. */ \
+  "@!due bra.uni KTRACE_COPY_%=;\n\t" \
+  "mov.b64 {lo, hi}, gt;\n\t" \
+  "and.b32 hi, hi, 0xffff;\n\t" \
+  "or.b32 hi, hi, %6;\n\t" \
+  "st.shared.v2.u32 [%0], {lo, hi};\n\t" \
+  "add.u32 %0, %0, 8;\n\t" \
+  "mov.u32 %1, clk;\n" \
+  "KTRACE_COPY_%=:\n\t" \
+  KTRACE_SMEM_FULL_TAIL_
+#else
+#define KTRACE_SMEM_EVENT_(AFTER) \
+  "add.u32 %0, %0, 8;\n\t" \
+  "mov.u64 g, %%clock64;\n\t" \
+  "cvt.u32.u64 clk, g;\n\t" \
+  "st.shared.v2.u32 [%0+-8], {clk, %4};\n\t" \
+  "setp.lt.u32 full, %0, %2;\n\t" \
+  "@full bra.uni " AFTER ";\n" \
+  KTRACE_SMEM_FULL_HEAD_("EV") \
+  KTRACE_SMEM_FULL_TAIL_
+#endif
 
 /// Per-warp trace context, shared-memory staging recorder.
 ///
@@ -872,89 +910,29 @@ class Context {
     // into the other half, lane 0 hands the full half to the copy engine,
     // and the warp goes on in the other half. Either way the globaltimer
     // is read first, within a few instructions of the event's clock.
-    asm volatile(
-        "{\n\t"
-        ".reg .pred skip, due, full, lead;\n\t"
-        ".reg .u32 clk, t, h, s, lo, hi;\n\t"
-        ".reg .u64 g, gt;\n\t"
-        "setp.ne.u32 skip, %3, 0;\n\t"
-        "@skip bra.uni KTRACE_DONE_%=;\n\t"
-        "add.u32 %0, %0, 8;\n\t"
-        "mov.u64 g, %%clock64;\n\t"  // only the low half is used: CS2R.32
-        "cvt.u32.u64 clk, g;\n\t"
-        "st.shared.v2.u32 [%0+-8], {clk, %4};\n\t"
-#if KTRACE_ANCHOR_CYCLES
-        "xor.b32 t, clk, %1;\n\t"
-        "and.b32 t, t, %5;\n\t"
-        "setp.ne.u32 due, t, 0;\n\t"
-        "setp.ge.or.u32 full, %0, %2, due;\n\t"
-        "@!full bra.uni KTRACE_DONE_%=;\n\t"
-        // The anchor's %globaltimer first (read whether or not an anchor is
-        // due, so that it is not kept across events), before the half is
-        // handed over.
-        "mov.u64 gt, %%globaltimer;\n\t"
-        "setp.ge.u32 full, %0, %2;\n\t"
-        "@full bra.uni KTRACE_FULL_%=;\n\t"
-        // Not full: the anchor follows the event in this half.
-        "mov.b64 {lo, hi}, gt;\n\t"
-        "and.b32 hi, hi, 0xffff;\n\t"
-        "or.b32 hi, hi, %6;\n\t"
-        "st.shared.v2.u32 [%0], {lo, hi};\n\t"
-        "add.u32 %0, %0, 8;\n\t"
-        "mov.u32 %1, clk;\n\t"
-        "setp.ne.u32 due, %0, %0;\n\t"
-        "setp.ge.u32 full, %0, %2;\n\t"
-        "@!full bra.uni KTRACE_DONE_%=;\n"
-#else
-        "setp.lt.u32 full, %0, %2;\n\t"
-        "@full bra.uni KTRACE_DONE_%=;\n"
-#endif
-        KTRACE_SMEM_FULL_HEAD_
-#if KTRACE_ANCHOR_CYCLES
-        // The anchor, if due, goes first into the other half.
-        "@!due bra.uni KTRACE_COPY_%=;\n\t"
-        "mov.b64 {lo, hi}, gt;\n\t"
-        "and.b32 hi, hi, 0xffff;\n\t"
-        "or.b32 hi, hi, %6;\n\t"
-        "st.shared.v2.u32 [%0], {lo, hi};\n\t"
-        "add.u32 %0, %0, 8;\n\t"
-        "mov.u32 %1, clk;\n"
-        "KTRACE_COPY_%=:\n\t"
-#endif
-        KTRACE_SMEM_FULL_TAIL_
-        "KTRACE_DONE_%=:\n\t"
-        "}"
-        : "+r"(at_), "+r"(anchor_clk_), "+r"(end_)
-        : "r"(skip_), "r"(tag), "n"(~(KTRACE_ANCHOR_CYCLES - 1u)),
-          "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift)
-        : "memory");
+    asm volatile(KTRACE_SMEM_HEAD_ KTRACE_SMEM_EVENT_("KTRACE_DONE_%=") "KTRACE_DONE_%=:\n\t}"
+                 : KTRACE_SMEM_OUTPUTS_
+                 : KTRACE_SMEM_INPUTS_(tag)
+                 : "memory");
   }
 
-
-
-
- public:
-  /// Stages one value entry {value, vtag}: no clock read and no anchor;
-  /// a full half is handed over as after an event.
-  __device__ __forceinline__ void push_value(uint32_t vtag, uint32_t value) {
-    asm volatile(
-        "{\n\t"
-        ".reg .pred skip, full, lead;\n\t"
-        ".reg .u32 t, h, s, lo, hi;\n\t"
-        ".reg .u64 g;\n\t"
-        "setp.ne.u32 skip, %3, 0;\n\t"
-        "@skip bra.uni KTRACE_DONE_%=;\n\t"
-        "add.u32 %0, %0, 8;\n\t"
-        "st.shared.v2.u32 [%0+-8], {%1, %4};\n\t"
-        "setp.lt.u32 full, %0, %2;\n\t"
-        "@full bra.uni KTRACE_DONE_%=;\n"
-        KTRACE_SMEM_FULL_HEAD_
-        KTRACE_SMEM_FULL_TAIL_
-        "KTRACE_DONE_%=:\n\t"
-        "}"
-        : "+r"(at_), "+r"(value), "+r"(end_)
-        : "r"(skip_), "r"(vtag)
-        : "memory");
+  /// Records one event, `tag`, and stages a value entry {value, vtag}
+  /// after it (and after its anchor), in one asm block: a warp that
+  /// records nothing branches over both. A full half is handed over as
+  /// after an event.
+  __device__ __forceinline__ void record_value(uint32_t tag, uint32_t vtag, uint32_t value) {
+    asm volatile(KTRACE_SMEM_HEAD_ KTRACE_SMEM_EVENT_("KTRACE_VALUE_%=")
+                 "KTRACE_VALUE_%=:\n\t"
+                 "add.u32 %0, %0, 8;\n\t"
+                 "st.shared.v2.u32 [%0+-8], {%8, %7};\n\t"
+                 "setp.lt.u32 full, %0, %2;\n\t"
+                 "@full bra.uni KTRACE_DONE_%=;\n"
+                 KTRACE_SMEM_FULL_HEAD_("VA")
+                 KTRACE_SMEM_FULL_TAIL_
+                 "KTRACE_DONE_%=:\n\t}"
+                 : KTRACE_SMEM_OUTPUTS_
+                 : KTRACE_SMEM_INPUTS_(tag), "r"(vtag), "r"(value)
+                 : "memory");
   }
 
  private:
@@ -965,6 +943,96 @@ class Context {
 };
 
 #else  // KTRACE_RECORDER_STORE or KTRACE_RECORDER_RING
+
+// The PTX of the global-memory recorders' events, for record() and
+// record_value(). AFTER: the label where the event's paths end (its
+// anchor, if due, recorded).
+#if KTRACE_RECORDER == KTRACE_RECORDER_RING
+// One asm block: C++ branches here let the compiler move the user's code
+// across the clock read. Lane (cnt % 32) keeps each entry; when a group of
+// 32 is complete every lane of a traced warp writes its entry: one
+// coalesced 256-byte store. An anchor entry follows the event when the
+// last one is KTRACE_ANCHOR_CYCLES old. Operands: %0 the count, %1/%2 the
+// entry this lane holds, %3 the clock of the last anchor, %4 the ring
+// mask, %5 the slot's events, %6 the tag, %7 the lane, %8 the skip flag,
+// %9 the anchor period mask, %10 the anchor's type; a value's vtag and
+// value follow (%11, %12).
+#define KTRACE_GLOBAL_OUTPUTS_ "+r"(cnt_), "+r"(held_clk_), "+r"(held_tag_), "+r"(anchor_clk_)
+#define KTRACE_GLOBAL_INPUTS_(tag)                                               \
+  "r"(mask_), "l"(base_), "r"(tag), "r"(lane_), "r"(skip_),                      \
+      "n"(~(KTRACE_ANCHOR_CYCLES - 1u)), "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift)
+#define KTRACE_GLOBAL_HEAD_ \
+  "{\n\t" \
+  ".reg .pred off, mine, full, again, fresh;\n\t" \
+  ".reg .u32 idx, pass, clk, age, glo, ghi;\n\t" \
+  ".reg .u64 addr, gt;\n\t" \
+  "setp.ne.u32 off, %8, 0;\n\t" \
+  "@off bra.uni KTRACE_SKIP_%=;\n\t"
+#if KTRACE_ANCHOR_CYCLES
+#define KTRACE_GLOBAL_EVENT_(AFTER) \
+  "mov.u32 clk, %%clock;\n\t" \
+  KTRACE_RING_PUSH_("EV", "clk", "%6") \
+  KTRACE_ANCHOR_DUE_("%3", "%9", AFTER) \
+  "mov.u64 gt, %%globaltimer;\n\t" \
+  "mov.b64 {glo, ghi}, gt;\n\t" \
+  "and.b32 ghi, ghi, 0xffff;\n\t" \
+  "or.b32 ghi, ghi, %10;\n\t" \
+  "mov.u32 %3, clk;\n\t" \
+  KTRACE_RING_PUSH_("AN", "glo", "ghi")
+#else
+#define KTRACE_GLOBAL_EVENT_(AFTER) \
+  "mov.u32 clk, %%clock;\n\t" \
+  KTRACE_RING_PUSH_("EV", "clk", "%6")
+#endif
+#define KTRACE_GLOBAL_VALUE_ KTRACE_RING_PUSH_("VA", "%12", "%11")
+#else
+// One asm block, so the compiler cannot move the user's code across the
+// clock read. Warps that are not traced jump over the event (a uniform
+// branch); in a traced warp every lane that reaches the marker stores the
+// same event to the same address, which costs one transaction and saves a
+// per-event leader test. When the clock has left the period of
+// KTRACE_ANCHOR_CYCLES its last time anchor was in, the warp falls through
+// into the anchor: it reads %globaltimer and stores it as the next entry,
+// paired with this event's clock. (Computing the next address ahead, or
+// dropping the skip branch, measured worse on the gemm example: see
+// docs/performance.md.) Operands: %0 the count, %1 the clock of the last
+// anchor, %2 the ring mask, %3 the slot's events, %4 the tag, %5 the
+// anchor period mask, %6 the anchor's type, %7 the skip flag; a value's
+// vtag and value follow (%8, %9).
+#define KTRACE_GLOBAL_OUTPUTS_ "+r"(cnt_), "+r"(anchor_clk_)
+#define KTRACE_GLOBAL_INPUTS_(tag)                                                    \
+  "r"(mask_), "l"(base_), "r"(tag), "n"(~(KTRACE_ANCHOR_CYCLES - 1u)),                \
+      "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift), "r"(skip_)
+#define KTRACE_GLOBAL_HEAD_ \
+  "{\n\t" \
+  ".reg .pred off, fresh;\n\t" \
+  ".reg .u32 clk, idx, age, glo, ghi;\n\t" \
+  ".reg .u64 addr, gt;\n\t" \
+  "setp.ne.u32 off, %7, 0;\n\t" \
+  "@off bra.uni KTRACE_SKIP_%=;\n\t"
+#define KTRACE_GLOBAL_STORE_(A, B) \
+  "and.b32 idx, %0, %2;\n\t" \
+  "mad.wide.u32 addr, idx, 8, %3;\n\t" \
+  "st.global.cs.v2.u32 [addr], {" A ", " B "};\n\t" \
+  "add.u32 %0, %0, 1;\n\t"
+#if KTRACE_ANCHOR_CYCLES
+#define KTRACE_GLOBAL_EVENT_(AFTER) \
+  "mov.u32 clk, %%clock;\n\t" \
+  KTRACE_GLOBAL_STORE_("clk", "%4") \
+  KTRACE_ANCHOR_DUE_("%1", "%5", AFTER) \
+  "mov.u64 gt, %%globaltimer;\n\t" \
+  "mov.b64 {glo, ghi}, gt;\n\t" \
+  "and.b32 ghi, ghi, 0xffff;\n\t" \
+  "or.b32 ghi, ghi, %6;\n\t" \
+  KTRACE_GLOBAL_STORE_("glo", "ghi") \
+  "mov.u32 %1, clk;\n"
+#else
+#define KTRACE_GLOBAL_EVENT_(AFTER) \
+  "mov.u32 clk, %%clock;\n\t" \
+  KTRACE_GLOBAL_STORE_("clk", "%4")
+#endif
+#define KTRACE_GLOBAL_VALUE_ KTRACE_GLOBAL_STORE_("%9", "%8")
+#endif
 
 /// Per-warp trace context, global-memory recorders.
 ///
@@ -1022,118 +1090,21 @@ class Context {
 
   /// Records one event: `tag` is `region | type << 16`.
   __device__ __forceinline__ void record(uint32_t tag) {
-#if KTRACE_RECORDER == KTRACE_RECORDER_RING
-    // One asm block: C++ branches here let the compiler move the user's code
-    // across the clock read. Lane (cnt % 32) keeps each entry; when a group
-    // of 32 is complete every lane of a traced warp writes its entry: one
-    // coalesced 256-byte store. An anchor entry follows the event when the
-    // last one is KTRACE_ANCHOR_CYCLES old.
-    asm volatile(
-        "{\n\t"
-        ".reg .pred off, mine, full, again, fresh;\n\t"
-        ".reg .u32 idx, pass, clk, age, glo, ghi;\n\t"
-        ".reg .u64 addr, gt;\n\t"
-        "setp.ne.u32 off, %8, 0;\n\t"
-        "@off bra.uni KTRACE_DONE_%=;\n\t"
-        "mov.u32 clk, %%clock;\n\t"
-        KTRACE_RING_PUSH_("EV", "clk", "%6")
-#if KTRACE_ANCHOR_CYCLES
-        KTRACE_ANCHOR_DUE_("%3", "%9", "KTRACE_DONE_%=")
-        "mov.u64 gt, %%globaltimer;\n\t"
-        "mov.b64 {glo, ghi}, gt;\n\t"
-        "and.b32 ghi, ghi, 0xffff;\n\t"
-        "or.b32 ghi, ghi, %10;\n\t"
-        "mov.u32 %3, clk;\n\t"
-        KTRACE_RING_PUSH_("AN", "glo", "ghi")
-#endif
-        "KTRACE_DONE_%=:\n\t"
-        "}"
-        : "+r"(cnt_), "+r"(held_clk_), "+r"(held_tag_), "+r"(anchor_clk_)
-        : "r"(mask_), "l"(base_), "r"(tag), "r"(lane_), "r"(skip_),
-          "n"(~(KTRACE_ANCHOR_CYCLES - 1u)), "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift)
-        : "memory");
-#else
-    // One asm block, so the compiler cannot move the user's code across the
-    // clock read. Warps that are not traced jump over the event (a uniform
-    // branch); in a traced warp every lane that reaches the marker stores
-    // the same event to the same address, which costs one transaction and
-    // saves a per-event leader test. When the clock has left the period of
-    // KTRACE_ANCHOR_CYCLES its last time anchor was in, the warp falls
-    // through into the anchor: it reads %globaltimer and stores it as the
-    // next entry, paired with this event's clock. (Computing the next
-    // address ahead, or dropping the skip branch, measured worse on the gemm
-    // example: see docs/performance.md.)
-    asm volatile(
-        "{\n\t"
-        ".reg .pred off, fresh;\n\t"
-        ".reg .u32 clk, idx, age, glo, ghi;\n\t"
-        ".reg .u64 addr, gt;\n\t"
-        "setp.ne.u32 off, %7, 0;\n\t"
-        "@off bra.uni KTRACE_SKIP_%=;\n\t"
-        "mov.u32 clk, %%clock;\n\t"
-        "and.b32 idx, %0, %2;\n\t"
-        "mad.wide.u32 addr, idx, 8, %3;\n\t"
-        "st.global.cs.v2.u32 [addr], {clk, %4};\n\t"
-        "add.u32 %0, %0, 1;\n\t"
-#if KTRACE_ANCHOR_CYCLES
-        KTRACE_ANCHOR_DUE_("%1", "%5", "KTRACE_SKIP_%=")
-        "mov.u64 gt, %%globaltimer;\n\t"
-        "mov.b64 {glo, ghi}, gt;\n\t"
-        "and.b32 ghi, ghi, 0xffff;\n\t"
-        "or.b32 ghi, ghi, %6;\n\t"
-        "and.b32 idx, %0, %2;\n\t"
-        "mad.wide.u32 addr, idx, 8, %3;\n\t"
-        "st.global.cs.v2.u32 [addr], {glo, ghi};\n\t"
-        "add.u32 %0, %0, 1;\n\t"
-        "mov.u32 %1, clk;\n"
-#endif
-        "KTRACE_SKIP_%=:\n\t"
-        "}"
-        : "+r"(cnt_), "+r"(anchor_clk_)
-        : "r"(mask_), "l"(base_), "r"(tag), "n"(~(KTRACE_ANCHOR_CYCLES - 1u)),
-          "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift), "r"(skip_)
-        : "memory");
-#endif
+    asm volatile(KTRACE_GLOBAL_HEAD_ KTRACE_GLOBAL_EVENT_("KTRACE_SKIP_%=") "KTRACE_SKIP_%=:\n\t}"
+                 : KTRACE_GLOBAL_OUTPUTS_
+                 : KTRACE_GLOBAL_INPUTS_(tag)
+                 : "memory");
   }
 
-
-
-
- public:
-  /// Appends one value entry {value, vtag}: no clock read and no anchor.
-  __device__ __forceinline__ void push_value(uint32_t vtag, uint32_t value) {
-#if KTRACE_RECORDER == KTRACE_RECORDER_RING
-    asm volatile(
-        "{\n\t"
-        ".reg .pred off, mine, full, again;\n\t"
-        ".reg .u32 idx, pass;\n\t"
-        ".reg .u64 addr;\n\t"
-        "setp.ne.u32 off, %8, 0;\n\t"
-        "@off bra.uni KTRACE_DONE_%=;\n\t"
-        KTRACE_RING_PUSH_("VA", "%3", "%6")
-        "KTRACE_DONE_%=:\n\t"
-        "}"
-        : "+r"(cnt_), "+r"(held_clk_), "+r"(held_tag_)
-        : "r"(value), "r"(mask_), "l"(base_), "r"(vtag), "r"(lane_), "r"(skip_)
-        : "memory");
-#else
-    asm volatile(
-        "{\n\t"
-        ".reg .pred off;\n\t"
-        ".reg .u32 idx;\n\t"
-        ".reg .u64 addr;\n\t"
-        "setp.ne.u32 off, %5, 0;\n\t"
-        "@off bra.uni KTRACE_SKIP_%=;\n\t"
-        "and.b32 idx, %0, %1;\n\t"
-        "mad.wide.u32 addr, idx, 8, %2;\n\t"
-        "st.global.cs.v2.u32 [addr], {%4, %3};\n\t"
-        "add.u32 %0, %0, 1;\n"
-        "KTRACE_SKIP_%=:\n\t"
-        "}"
-        : "+r"(cnt_)
-        : "r"(mask_), "l"(base_), "r"(vtag), "r"(value), "r"(skip_)
-        : "memory");
-#endif
+  /// Records one event, `tag`, and a value entry {value, vtag} after it
+  /// (and after its anchor), in one asm block: a warp that records
+  /// nothing branches over both.
+  __device__ __forceinline__ void record_value(uint32_t tag, uint32_t vtag, uint32_t value) {
+    asm volatile(KTRACE_GLOBAL_HEAD_ KTRACE_GLOBAL_EVENT_("KTRACE_VALUE_%=")
+                 "KTRACE_VALUE_%=:\n\t" KTRACE_GLOBAL_VALUE_ "KTRACE_SKIP_%=:\n\t}"
+                 : KTRACE_GLOBAL_OUTPUTS_
+                 : KTRACE_GLOBAL_INPUTS_(tag), "r"(vtag), "r"(value)
+                 : "memory");
   }
 
  private:
@@ -1154,12 +1125,11 @@ class Context {
 
 /// Records one event, `tag` (`region | type << 16`), with a 32-bit value,
 /// with any recorder: the event, then a value entry (KTRACE_EVENT_VALUE)
-/// holding the value and the event's region. Two blocks, each with its own
-/// skip branch: a value site of a warp that records nothing runs two
-/// instructions.
+/// holding the value and the event's region, in one asm block with one
+/// skip branch: a value site of a warp that records nothing runs one
+/// instruction, as any other marker.
 __device__ __forceinline__ void record_value(Context& ctx, uint32_t tag, uint32_t value) {
-  ctx.record(tag);
-  ctx.push_value((tag & 0xffffu) | (KTRACE_EVENT_VALUE << layout::kTypeShift), value);
+  ctx.record_value(tag, (tag & 0xffffu) | (KTRACE_EVENT_VALUE << layout::kTypeShift), value);
 }
 
 /// Ends a region when it goes out of scope (KTRACE_SCOPE).
