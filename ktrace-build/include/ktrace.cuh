@@ -1072,20 +1072,21 @@ class Context {
 /// Per-warp trace context, global-memory recorders.
 ///
 /// Live state across a loop: the ring's base address (2 registers), the
-/// event counter, the ring mask, the clock of the last time anchor and the
-/// skip flag (held by the compiler as a predicate). The ring recorder adds
-/// the lane index and the event this lane holds.
+/// event counter, the clock of the last time anchor and the skip flag
+/// (held by the compiler as a predicate); the ring mask is read from the
+/// kernel's parameter (`ktrace_arg::cap_mask`). The ring recorder adds the
+/// lane index and the event this lane holds.
 class Context {
  public:
   __device__ __forceinline__ explicit Context(const ktrace_arg& arg)
-      : base_(0), cnt_(0), mask_(0), skip_(1), leader_(0), anchor_clk_(0) {
+      : base_(0), cnt_(0), mask_(arg.cap_mask), skip_(1), anchor_clk_(0) {
+    // mask_ is copied from the kernel parameter whether or not the warp
+    // records (a warp that does not branches over every event): ptxas then
+    // reads it from the parameter bank at each event, no register.
     Open o = open_slot(arg);
     skip_ = o.skip ? 1u : 0u;
-    leader_ = (!o.skip && elect_leader()) ? 1u : 0u;
-    if (!o.skip) {
-      base_ = o.slot + sizeof(ktrace_slot_meta);
-      mask_ = (1u << arg.cap_log2) - 1u;
-    }
+    const bool leader = !o.skip && elect_leader();
+    if (!o.skip) base_ = o.slot + sizeof(ktrace_slot_meta);
     // The metadata stores address the slot from the events' base, so that
     // one 64-bit address is live at the open, not two (2 registers fewer
     // on the small kernels).
@@ -1100,7 +1101,7 @@ class Context {
     // when a kernel's warps start, and a warp's first events then get a
     // measured time rather than one interpolated from its open.
     anchor_clk_ = static_cast<uint32_t>(clk) - KTRACE_ANCHOR_CYCLES;
-    write_open(o, clk, gt, leader_ != 0);
+    write_open(o, clk, gt, leader);
   }
 
   __device__ __forceinline__ ~Context() { flush(); }
@@ -1119,7 +1120,9 @@ class Context {
                   held_clk_, held_tag_, true);
     }
 #endif
-    write_flush(base_ - sizeof(ktrace_slot_meta), cnt_, leader_ != 0);
+    // The metadata from the lowest lane that reached the flush (not a lane
+    // chosen at the open and held in a register across the kernel).
+    write_flush(base_ - sizeof(ktrace_slot_meta), cnt_, flush_lanes().rank == 0);
     skip_ = 1u;
   }
 
@@ -1147,7 +1150,6 @@ class Context {
   uint32_t cnt_;   // entries recorded so far (events and anchors)
   uint32_t mask_;  // cap - 1
   uint32_t skip_;  // 1: this warp records nothing (warp-uniform)
-  uint32_t leader_;  // 1: this lane writes the metadata
   uint32_t anchor_clk_;  // low 32 bits of %clock at the last anchor (or open)
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
   uint32_t lane_;
