@@ -205,9 +205,8 @@ fn registers_and_shared_memory_of_traced_builds() {
     let small: BTreeMap<&str, u64> = [("big_grid_axpy", 256), ("spin", 128), ("all_markers", 256)]
         .into_iter()
         .collect();
-    // Most registers tracing may add to them: the default recorder, whose
-    // events read the ring mask from the kernel's parameters and which
-    // holds no leader lane across the kernel, and the newest-N recorder.
+    // Most registers tracing may add to them: the default recorder (which
+    // holds no leader lane across the kernel) and the newest-N recorder.
     const MAX_EXTRA: u64 = 10;
     const MAX_EXTRA_NEWEST: u64 = 14;
     let mut seen_small = 0;

@@ -106,9 +106,6 @@ typedef struct ktrace_arg {
   uint32_t blocks_traced;/* traced blocks with a slot; later ones are skipped  */
   uint32_t cap_log2;     /* per-warp capacity is 1 << cap_log2                 */
   uint32_t launch;       /* launch index within the session (informational)    */
-  uint32_t cap_mask;     /* (1 << cap_log2) - 1: read by the recorders' events */
-                         /* from the kernel's parameters, not a register       */
-  uint32_t reserved;     /* 0                                                  */
 } ktrace_arg;
 
 #endif /* KTRACE_LAYOUT_H */

@@ -37,7 +37,7 @@ int main(void) {
   SZ(ktrace_arg); AL(ktrace_arg);
   F(ktrace_arg, buffer); F(ktrace_arg, warp_mask); F(ktrace_arg, warps_traced);
   F(ktrace_arg, block_stride); F(ktrace_arg, blocks_traced); F(ktrace_arg, cap_log2);
-  F(ktrace_arg, launch); F(ktrace_arg, cap_mask); F(ktrace_arg, reserved);
+  F(ktrace_arg, launch);
   DEF(KTRACE_LAYOUT_VERSION); DEF(KTRACE_EVENT_BEGIN); DEF(KTRACE_EVENT_END);
   DEF(KTRACE_EVENT_MARK); DEF(KTRACE_OPEN_MAGIC); DEF(KTRACE_FLUSH_MAGIC);
   DEF(KTRACE_REGION_UNKNOWN); DEF(KTRACE_MIN_CAP); DEF(KTRACE_MAX_CAP);
@@ -196,8 +196,6 @@ fn rust_view() -> BTreeMap<String, u64> {
     field!(m, "ktrace_arg.blocks_traced", KtraceArg, blocks_traced, u32);
     field!(m, "ktrace_arg.cap_log2", KtraceArg, cap_log2, u32);
     field!(m, "ktrace_arg.launch", KtraceArg, launch, u32);
-    field!(m, "ktrace_arg.cap_mask", KtraceArg, cap_mask, u32);
-    field!(m, "ktrace_arg.reserved", KtraceArg, reserved, u32);
     m
 }
 
@@ -252,9 +250,7 @@ fn header_mentions_every_field_we_parse() {
             "block_stride",
             "blocks_traced",
             "cap_log2",
-            "launch",
-            "cap_mask",
-            "reserved"
+            "launch"
         ]
     );
 }

@@ -277,11 +277,6 @@ pub struct KtraceArg {
     pub cap_log2: u32,
     /// Launch index within the session.
     pub launch: u32,
-    /// `(1 << cap_log2) - 1`, the ring index mask: the events read it from
-    /// the kernel's parameters rather than keep it in a register.
-    pub cap_mask: u32,
-    /// Zero.
-    pub reserved: u32,
 }
 
 impl KtraceArg {
@@ -294,8 +289,6 @@ impl KtraceArg {
         blocks_traced: 0,
         cap_log2: 0,
         launch: 0,
-        cap_mask: 0,
-        reserved: 0,
     };
 }
 

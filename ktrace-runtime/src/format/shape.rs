@@ -278,8 +278,6 @@ impl LaunchShape {
             blocks_traced: self.blocks_traced,
             cap_log2: self.cap_log2,
             launch: self.launch,
-            cap_mask: (1u32 << self.cap_log2.min(31)).wrapping_sub(1),
-            reserved: 0,
         }
     }
 }
