@@ -201,13 +201,18 @@ fn registers_and_shared_memory_of_traced_builds() {
         "example kernels not found: {modules:?}"
     );
 
-    // Block sizes of the small kernels (their launches), for occupancy.
-    let small: BTreeMap<&str, u64> = [("big_grid_axpy", 256), ("spin", 128), ("all_markers", 256)]
-        .into_iter()
-        .collect();
-    // Most registers tracing may add to them: the default recorder (which
-    // holds no leader lane across the kernel) and the newest-N recorder.
-    const MAX_EXTRA: u64 = 10;
+    // The small kernels: block size (their launches, for occupancy) and
+    // the most registers the default recorder may add to them (6, the
+    // target, where it is met; all_markers peaks on an event's anchor
+    // path inside its loop, see docs/performance.md).
+    let small: BTreeMap<&str, (u64, u64)> = [
+        ("big_grid_axpy", (256, 6)),
+        ("spin", (128, 6)),
+        ("all_markers", (256, 10)),
+    ]
+    .into_iter()
+    .collect();
+    // Most registers the newest-N recorder may add to them.
     const MAX_EXTRA_NEWEST: u64 = 14;
     let mut seen_small = 0;
     println!(
@@ -252,12 +257,12 @@ fn registers_and_shared_memory_of_traced_builds() {
                 "{module:<22} {f:<24} {:>9} {:>7} {extra:>+7} {extra_shared:>14}",
                 uu.reg, tu.reg
             );
-            if let Some(&threads) = small.get(f.as_str()) {
+            if let Some(&(threads, max_default)) = small.get(f.as_str()) {
                 seen_small += 1;
                 let max = if module.ends_with("@newest") {
                     MAX_EXTRA_NEWEST
                 } else {
-                    MAX_EXTRA
+                    max_default
                 };
                 assert!(
                     extra <= max as i64,
