@@ -9,9 +9,10 @@
 //! (`--newest`: the build with the newest-N shared-memory recorder).
 //!
 //! `cargo run --release --example warp_specialized -- --bench [REPS]`
-//! times the untraced kernel against both traced builds (every warp
-//! traced, and with a null buffer), launches alternating, and prints the
-//! medians.
+//! times the untraced kernel against its traced builds (the shared-memory
+//! staging recorder, the default store recorder, the newest-N recorder with
+//! and without its skip branch; every warp traced, and with a null buffer),
+//! launches alternating, and prints the medians.
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use ktrace_examples::{announce, fail, gpu, kernels, median, time_ms, trace_config, Rng, REGIONS};
@@ -45,6 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let untraced = load(&kernels::WARP_SPECIALIZED, false)?;
         let smem = load(&kernels::WARP_SPECIALIZED, true)?;
+        let store = load(&kernels::WARP_SPECIALIZED_STORE, true)?;
         let newest = load(&kernels::WARP_SPECIALIZED_NEWEST, true)?;
         let newest_nb = load(&kernels::WARP_SPECIALIZED_NEWEST_NOBRANCH, true)?;
         ktrace_runtime::set_enabled(Some(true));
@@ -56,8 +58,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let (s_smem, s_newest) = (session(512)?, session(64)?);
         let (a_smem, a_newest) = (s_smem.arg(), s_newest.arg());
-        let runs: [(&str, &CudaFunction, &KtraceArg); 7] = [
+        let runs: [(&str, &CudaFunction, &KtraceArg); 9] = [
             ("untraced", &untraced, &KtraceArg::OFF),
+            ("store recorder (default), all warps", &store, &a_smem),
+            ("store recorder, null buffer", &store, &KtraceArg::OFF),
             ("shared-memory recorder, all warps", &smem, &a_smem),
             (
                 "shared-memory recorder, null buffer",

@@ -282,6 +282,7 @@ fn registers_and_shared_memory_of_traced_builds() {
     // traced builds too (which spill nothing, checked above).
     for module in [
         "warp_specialized",
+        "warp_specialized_store",
         "warp_specialized_newest",
         "warp_specialized_newest_nobranch",
     ] {
