@@ -169,6 +169,55 @@ struct Design {
     stores: usize,
 }
 
+/// A benchmark kernel's main loop in its untraced and traced builds: the
+/// SASS, each loop's first and last instruction, the iterations each holds
+/// (8 FMAs per iteration: the loop may be unrolled) and the untraced
+/// loop's instructions per iteration.
+struct BenchLoop {
+    uc: Code,
+    tc: Code,
+    us: usize,
+    ue: usize,
+    ts: usize,
+    te: usize,
+    u_iters: f64,
+    t_iters: f64,
+    untraced: f64,
+}
+
+impl BenchLoop {
+    fn new(tool: &Path, untraced: &Path, traced: &Path, function: &str) -> Self {
+        let uc = sass(tool, untraced, function);
+        let tc = sass(tool, traced, function);
+        let (us, ue) = main_loop(&uc);
+        let (ts, te) = main_loop(&tc);
+        let iters = |c: &Code, s: usize, e: usize| {
+            c[s..=e].iter().filter(|(_, x)| x.contains("FFMA")).count() as f64 / 8.0
+        };
+        let (u_iters, t_iters) = (iters(&uc, us, ue), iters(&tc, ts, te));
+        let untraced = (ue - us + 1) as f64 / u_iters;
+        BenchLoop {
+            uc,
+            tc,
+            us,
+            ue,
+            ts,
+            te,
+            u_iters,
+            t_iters,
+            untraced,
+        }
+    }
+
+    /// The traced loop's skip branches per iteration.
+    fn sites(&self) -> f64 {
+        (self.ts..=self.te)
+            .filter(|&i| is_skip(&self.tc, i))
+            .count() as f64
+            / self.t_iters
+    }
+}
+
 #[test]
 fn events_and_sampled_out_sites_in_the_benchmark_loop() {
     let Some([tool]) = cuda_tools(["cuobjdump"]) else {
@@ -216,24 +265,17 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
         let t = dir.join(format!("recorder_{}.traced.cubin", d.name));
         for ev in [1usize, 2, 4] {
             let f = format!("bench_e{ev}");
-            let uc = sass(&tool, &u, &f);
-            let tc = sass(&tool, &t, &f);
-            let (us, ue) = main_loop(&uc);
-            let (ts, te) = main_loop(&tc);
-            let fma = |c: &Code, s: usize, e: usize| {
-                c[s..=e].iter().filter(|(_, x)| x.contains("FFMA")).count() as f64 / 8.0
-            };
-            let (u_iters, t_iters) = (fma(&uc, us, ue), fma(&tc, ts, te));
-            let untraced = (ue - us + 1) as f64 / u_iters;
+            let b = BenchLoop::new(&tool, &u, &t, &f);
+            let (tc, ts, te, t_iters, untraced) = (&b.tc, b.ts, b.te, b.t_iters, b.untraced);
 
             // Sampled out: the skip branch at each site, nothing else.
-            let sites = (ts..=te).filter(|&i| is_skip(&tc, i)).count() as f64 / t_iters;
+            let sites = b.sites();
             assert_eq!(
                 sites, ev as f64,
                 "{} {f}: marker sites per iteration",
                 d.name
             );
-            let off = walk(&tc, ts, te + 1, true).len() as f64 / t_iters;
+            let off = walk(tc, ts, te + 1, true).len() as f64 / t_iters;
             let off_site = (off - untraced) / sites;
             assert_eq!(
                 off_site, 1.0,
@@ -244,12 +286,12 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
 
             // Traced: the FMAs between consecutive clock reads, as in the
             // source, on the path the loop takes.
-            let on = walk(&tc, ts, te + 1, false);
+            let on = walk(tc, ts, te + 1, false);
             assert_fmas_in_place(d.name, ev, &on);
             let loop_event = (on.len() as f64 / t_iters - untraced) / ev as f64;
 
             // One event's common path.
-            let paths = events(&tc, ts, te + 1);
+            let paths = events(tc, ts, te + 1);
             let longest = paths.iter().max_by_key(|p| p.len()).unwrap();
             for p in &paths {
                 let stg = p.iter().filter(|s| s.contains("STG")).count();
@@ -293,23 +335,17 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
         // the value's operand costs the loop (the loop index, which the
         // untraced loop does not keep: one add per unrolled copy of 4
         // iterations), and the FMAs stay in place.
-        let uc = sass(&tool, &u, "bench_v1");
-        let tc = sass(&tool, &t, "bench_v1");
-        let (us, ue) = main_loop(&uc);
-        let (ts, te) = main_loop(&tc);
-        let iters = |c: &Code, s: usize, e: usize| {
-            c[s..=e].iter().filter(|(_, x)| x.contains("FFMA")).count() as f64 / 8.0
-        };
-        let (u_iters, t_iters) = (iters(&uc, us, ue), iters(&tc, ts, te));
-        let untraced = (ue - us + 1) as f64 / u_iters;
-        let sites = (ts..=te).filter(|&i| is_skip(&tc, i)).count() as f64 / t_iters;
+        let b = BenchLoop::new(&tool, &u, &t, "bench_v1");
+        let (uc, tc, us, ue, ts, te) = (&b.uc, &b.tc, b.us, b.ue, b.ts, b.te);
+        let (u_iters, t_iters, untraced) = (b.u_iters, b.t_iters, b.untraced);
+        let sites = b.sites();
         assert_eq!(
             sites, 1.0,
             "{} bench_v1: skip branches per iteration",
             d.name
         );
-        let off = walk(&tc, ts, te + 1, true).len() as f64 / t_iters;
-        let skips = walk(&tc, ts, te + 1, true)
+        let off = walk(tc, ts, te + 1, true).len() as f64 / t_iters;
+        let skips = walk(tc, ts, te + 1, true)
             .iter()
             .filter(|x| x.contains("BRA"))
             .count() as f64
@@ -325,7 +361,7 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
              {untraced} untraced, {skips} branches against {loop_branches}",
             d.name
         );
-        assert_fmas_in_place(d.name, 1, &walk(&tc, ts, te + 1, false));
+        assert_fmas_in_place(d.name, 1, &walk(tc, ts, te + 1, false));
         println!(
             "{:<14} {:>6} {:>12} {:>14} {:>13.2}",
             d.name,
@@ -354,24 +390,19 @@ fn events_without_the_skip_branch() {
     let t = dir.join("recorder_newest_nobranch.traced.cubin");
     for ev in [1usize, 2, 4] {
         let f = format!("bench_e{ev}");
-        let uc = sass(&tool, &u, &f);
-        let tc = sass(&tool, &t, &f);
-        let (us, ue) = main_loop(&uc);
-        let (ts, te) = main_loop(&tc);
+        let b = BenchLoop::new(&tool, &u, &t, &f);
+        let (uc, tc, us, ue, ts, te) = (&b.uc, &b.tc, b.us, b.ue, b.ts, b.te);
+        let (u_iters, t_iters, untraced) = (b.u_iters, b.t_iters, b.untraced);
         let count = |c: &Code, s: usize, e: usize, what: &str| {
             c[s..=e].iter().filter(|(_, x)| x.contains(what)).count() as f64
         };
-        let (u_iters, t_iters) = (
-            count(&uc, us, ue, "FFMA") / 8.0,
-            count(&tc, ts, te, "FFMA") / 8.0,
-        );
         let per_iter = |c: &Code, s: usize, e: usize, n: f64, what: &str| count(c, s, e, what) / n;
         assert_eq!(
-            per_iter(&tc, ts, te, t_iters, "BRA"),
-            per_iter(&uc, us, ue, u_iters, "BRA"),
+            per_iter(tc, ts, te, t_iters, "BRA"),
+            per_iter(uc, us, ue, u_iters, "BRA"),
             "{f}: branches per iteration, traced against untraced"
         );
-        let clocks = per_iter(&tc, ts, te, t_iters, "SR_CLOCKLO");
+        let clocks = per_iter(tc, ts, te, t_iters, "SR_CLOCKLO");
         let stores = tc[ts..=te]
             .iter()
             .filter(|(_, x)| x.contains("STS.64"))
@@ -386,7 +417,6 @@ fn events_without_the_skip_branch() {
             stores.iter().all(|(_, x)| x.starts_with('@')),
             "{f}: a store not predicated on the storing lane: {stores:?}"
         );
-        let untraced = (ue - us + 1) as f64 / u_iters;
         let per_event = ((te - ts + 1) as f64 / t_iters - untraced) / ev as f64;
         assert!(
             per_event <= 6.0,
