@@ -15,6 +15,10 @@
 //!   read, the tag, the entry's address, its increment and one `STS.64`,
 //!   and the never-taken branch to a trap where ptxas keeps it.
 //!
+//! The same off-path count on the examples' main loops (the gemm, the
+//! SGEMM benchmark, the warp-specialized consumer with the default
+//! recorder), held to what the builds give now.
+//!
 //! Prints the table: the event's common path, and what the whole loop
 //! costs per event against the untraced loop (the compiler's changes
 //! around the events included). Needs cuobjdump (scripts/setup-cuda.sh);
@@ -38,8 +42,13 @@ fn target(ins: &str) -> Option<u64> {
     u64::from_str_radix(t.trim().trim_start_matches("0x"), 16).ok()
 }
 
-/// The loop with the most FFMAs: the indices of its first and last (the
-/// backward branch) instructions.
+/// Whether an instruction is the user's math: an FMA or a `wgmma`.
+fn is_math(ins: &str) -> bool {
+    ins.contains("FFMA") || ins.contains("HGMMA")
+}
+
+/// The loop with the most FFMAs (or `wgmma`s): the indices of its first
+/// and last (the backward branch) instructions.
 fn main_loop(code: &Code) -> (usize, usize) {
     let mut best = (0, 0, 0);
     for (i, (addr, ins)) in code.iter().enumerate() {
@@ -47,10 +56,7 @@ fn main_loop(code: &Code) -> (usize, usize) {
             continue;
         };
         let start = code.iter().position(|(a, _)| *a == t).unwrap();
-        let fma = code[start..=i]
-            .iter()
-            .filter(|(_, s)| s.contains("FFMA"))
-            .count();
+        let fma = code[start..=i].iter().filter(|(_, s)| is_math(s)).count();
         if fma > best.2 {
             best = (start, i, fma);
         }
@@ -112,6 +118,23 @@ fn walk(code: &Code, from: usize, to: usize, skip: bool) -> Vec<String> {
         i += 1;
     }
     path
+}
+
+/// The instructions of `code[from..=to]` counted once each, every event's
+/// skip branch taken (what a warp that records nothing has in front of it
+/// there), and the number of marker sites.
+fn without_events(code: &Code, from: usize, to: usize) -> (usize, usize) {
+    let (mut count, mut sites, mut i) = (0, 0, from);
+    while i <= to {
+        count += 1;
+        if is_skip(code, i) {
+            sites += 1;
+            i = index_of(code, target(&code[i].1).unwrap());
+        } else {
+            i += 1;
+        }
+    }
+    (count, sites)
 }
 
 /// The common path of each event in the loop: from its skip branch to
@@ -425,5 +448,54 @@ fn events_without_the_skip_branch() {
         let on: Vec<String> = tc[ts..=te].iter().map(|(_, x)| x.clone()).collect();
         assert_fmas_in_place("newest_nobranch", ev, &on);
         println!("newest_nobranch bench_e{ev}: {per_event:.2} instructions per event in the loop");
+    }
+}
+
+/// The same check on the examples' main loops: the gemm's consumer
+/// mainloop (`wgmma`), the SGEMM benchmark's k-loop and the
+/// warp-specialized consumer's tile loop (default store recorder), each
+/// against its untraced build, per unit of the user's math (the loops may
+/// be unrolled differently). What a sampled-out site adds there includes
+/// the compiler's changes to the loop around the markers: one instruction
+/// per site is the target; the bounds are what the builds give now, so
+/// that a change that makes them dearer fails (docs/performance.md, "Off
+/// and sampled-out paths", says where the rest comes from).
+#[test]
+fn sampled_out_sites_in_the_examples_main_loops() {
+    let Some([tool]) = cuda_tools(["cuobjdump"]) else {
+        return;
+    };
+    let dir = Path::new(env!("OUT_DIR")).join("ktrace/kernels");
+    for (module, function, max) in [
+        ("gemm", "ktrace_gemm_bf16_tn", 1.25),
+        ("sgemm_bench", "sgemm_bench", 1.25),
+        ("warp_specialized_store", "warp_specialized", 4.0),
+    ] {
+        let uc = sass(
+            &tool,
+            &dir.join(format!("{module}.untraced.cubin")),
+            function,
+        );
+        let tc = sass(&tool, &dir.join(format!("{module}.traced.cubin")), function);
+        let (us, ue) = main_loop(&uc);
+        let (ts, te) = main_loop(&tc);
+        let math = |c: &Code, s: usize, e: usize| {
+            c[s..=e].iter().filter(|(_, x)| is_math(x)).count() as f64
+        };
+        let (um, tm) = (math(&uc, us, ue), math(&tc, ts, te));
+        let (off, sites) = without_events(&tc, ts, te);
+        assert!(sites > 0, "{module}: no marker site in the main loop");
+        let untraced = (ue - us + 1) as f64 / um;
+        let per_site = (off as f64 / tm - untraced) * tm / sites as f64;
+        println!(
+            "{module:<24} main loop: {} instructions untraced, {off} sampled out with {sites} \
+             sites ({tm} / {um} math): {per_site:.2} per site",
+            ue - us + 1
+        );
+        assert!(
+            per_site <= max,
+            "{module}: a sampled-out site adds {per_site:.2} instructions to the main loop \
+             (at most {max})"
+        );
     }
 }
