@@ -56,13 +56,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             tc.quiet = true;
             Ok(TraceSession::new(&stream, tc, REGIONS)?)
         };
-        let (s_smem, s_newest) = (session(512)?, session(64)?);
-        let (a_smem, a_newest) = (s_smem.arg(), s_newest.arg());
+        // Every event kept (the store and staging recorders), and the
+        // newest 64 (the newest-N builds).
+        let (s_every, s_newest) = (session(512)?, session(64)?);
+        let (a_every, a_newest) = (s_every.arg(), s_newest.arg());
         let runs: [(&str, &CudaFunction, &KtraceArg); 9] = [
             ("untraced", &untraced, &KtraceArg::OFF),
-            ("store recorder (default), all warps", &store, &a_smem),
+            ("store recorder (default), all warps", &store, &a_every),
             ("store recorder, null buffer", &store, &KtraceArg::OFF),
-            ("shared-memory recorder, all warps", &smem, &a_smem),
+            ("shared-memory recorder, all warps", &smem, &a_every),
             (
                 "shared-memory recorder, null buffer",
                 &smem,
@@ -105,7 +107,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 100.0 * (m / mu - 1.0)
             );
         }
-        s_smem.discard();
+        s_every.discard();
         s_newest.discard();
         return Ok(());
     }

@@ -192,10 +192,11 @@ struct Design {
     stores: usize,
 }
 
-/// A benchmark kernel's main loop in its untraced and traced builds: the
-/// SASS, each loop's first and last instruction, the iterations each holds
-/// (8 FMAs per iteration: the loop may be unrolled) and the untraced
-/// loop's instructions per iteration.
+/// A kernel's main loop in its untraced and traced builds: the SASS, each
+/// loop's first and last instruction, the iterations each holds (counted
+/// in the user's math, `per_iter` FMAs or `wgmma`s an iteration: the
+/// loops may be unrolled differently) and the untraced loop's
+/// instructions per iteration.
 struct BenchLoop {
     uc: Code,
     tc: Code,
@@ -209,13 +210,13 @@ struct BenchLoop {
 }
 
 impl BenchLoop {
-    fn new(tool: &Path, untraced: &Path, traced: &Path, function: &str) -> Self {
+    fn new(tool: &Path, untraced: &Path, traced: &Path, function: &str, per_iter: f64) -> Self {
         let uc = sass(tool, untraced, function);
         let tc = sass(tool, traced, function);
         let (us, ue) = main_loop(&uc);
         let (ts, te) = main_loop(&tc);
         let iters = |c: &Code, s: usize, e: usize| {
-            c[s..=e].iter().filter(|(_, x)| x.contains("FFMA")).count() as f64 / 8.0
+            c[s..=e].iter().filter(|(_, x)| is_math(x)).count() as f64 / per_iter
         };
         let (u_iters, t_iters) = (iters(&uc, us, ue), iters(&tc, ts, te));
         let untraced = (ue - us + 1) as f64 / u_iters;
@@ -288,7 +289,7 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
         let t = dir.join(format!("recorder_{}.traced.cubin", d.name));
         for ev in [1usize, 2, 4] {
             let f = format!("bench_e{ev}");
-            let b = BenchLoop::new(&tool, &u, &t, &f);
+            let b = BenchLoop::new(&tool, &u, &t, &f, 8.0);
             let (tc, ts, te, t_iters, untraced) = (&b.tc, b.ts, b.te, b.t_iters, b.untraced);
 
             // Sampled out: the skip branch at each site, nothing else.
@@ -358,7 +359,7 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
         // the value's operand costs the loop (the loop index, which the
         // untraced loop does not keep: one add per unrolled copy of 4
         // iterations), and the FMAs stay in place.
-        let b = BenchLoop::new(&tool, &u, &t, "bench_v1");
+        let b = BenchLoop::new(&tool, &u, &t, "bench_v1", 8.0);
         let (uc, tc, us, ue, ts, te) = (&b.uc, &b.tc, b.us, b.ue, b.ts, b.te);
         let (u_iters, t_iters, untraced) = (b.u_iters, b.t_iters, b.untraced);
         let sites = b.sites();
@@ -413,7 +414,7 @@ fn events_without_the_skip_branch() {
     let t = dir.join("recorder_newest_nobranch.traced.cubin");
     for ev in [1usize, 2, 4] {
         let f = format!("bench_e{ev}");
-        let b = BenchLoop::new(&tool, &u, &t, &f);
+        let b = BenchLoop::new(&tool, &u, &t, &f, 8.0);
         let (uc, tc, us, ue, ts, te) = (&b.uc, &b.tc, b.us, b.ue, b.ts, b.te);
         let (u_iters, t_iters, untraced) = (b.u_iters, b.t_iters, b.untraced);
         let count = |c: &Code, s: usize, e: usize, what: &str| {
@@ -471,26 +472,22 @@ fn sampled_out_sites_in_the_examples_main_loops() {
         ("sgemm_bench", "sgemm_bench", 1.25),
         ("warp_specialized_store", "warp_specialized", 4.0),
     ] {
-        let uc = sass(
+        let b = BenchLoop::new(
             &tool,
             &dir.join(format!("{module}.untraced.cubin")),
+            &dir.join(format!("{module}.traced.cubin")),
             function,
+            1.0,
         );
-        let tc = sass(&tool, &dir.join(format!("{module}.traced.cubin")), function);
-        let (us, ue) = main_loop(&uc);
-        let (ts, te) = main_loop(&tc);
-        let math = |c: &Code, s: usize, e: usize| {
-            c[s..=e].iter().filter(|(_, x)| is_math(x)).count() as f64
-        };
-        let (um, tm) = (math(&uc, us, ue), math(&tc, ts, te));
-        let (off, sites) = without_events(&tc, ts, te);
+        let (off, sites) = without_events(&b.tc, b.ts, b.te);
         assert!(sites > 0, "{module}: no marker site in the main loop");
-        let untraced = (ue - us + 1) as f64 / um;
-        let per_site = (off as f64 / tm - untraced) * tm / sites as f64;
+        let per_site = (off as f64 / b.t_iters - b.untraced) * b.t_iters / sites as f64;
         println!(
             "{module:<24} main loop: {} instructions untraced, {off} sampled out with {sites} \
-             sites ({tm} / {um} math): {per_site:.2} per site",
-            ue - us + 1
+             sites ({} / {} math): {per_site:.2} per site",
+            b.ue - b.us + 1,
+            b.t_iters,
+            b.u_iters
         );
         assert!(
             per_site <= max,
