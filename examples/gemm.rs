@@ -7,8 +7,12 @@
 //! `cargo run --release --example gemm -- --bench [REPS] [M N K]` times the
 //! traced kernel (tracing all warps, and with a null buffer) against the
 //! untraced one, alternating launches, and prints the medians: the default
-//! build (store recorder) and the build with the newest-N shared-memory
-//! recorder (`gemm_newest.cu`, 64 events kept per warp).
+//! build (store recorder), the build with the newest-N shared-memory
+//! recorder (`gemm_newest.cu`, 64 events kept per warp), the untraced
+//! kernel with 6,336 bytes more shared memory and with its producer at 40
+//! registers instead of 24 (`gemm_p40.cu`), and the newest-N build without
+//! the skip branch (`gemm_newest_nobranch.cu`, producer at 40) against the
+//! latter.
 
 use ktrace_examples::gemm::{cap_for, load_gemm_module_variant, load_gemm_variant, Problem};
 use ktrace_examples::{announce, fail, gpu, kernels, median, time_ms, trace_config, REGIONS};
@@ -47,6 +51,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let session = TraceSession::new(&stream, tc, REGIONS)?;
         let newest = load_gemm_module_variant(&ctx, &kernels::GEMM_NEWEST, true)?;
         let newest_nb = load_gemm_module_variant(&ctx, &kernels::GEMM_NEWEST_NOBRANCH, true)?;
+        // The untraced kernel with its producer at 40 registers and its
+        // consumers at 232 (gemm_p40.cu), the base of the no-branch rows,
+        // which are built so.
+        let p40 = load_gemm_module_variant(&ctx, &kernels::GEMM_P40, false)?;
         // The untraced kernel given as much more (unused) shared memory as
         // the newest-N recorder takes (12 warps x 528 bytes): what that
         // alone costs.
@@ -68,10 +76,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             p.launch(&stream, &traced, &on)?;
             p.launch(&stream, &newest, &on_n)?;
             p.launch(&stream, &newest_nb, &on_n)?;
+            p.launch(&stream, &p40, &off)?;
         }
         let (mut tu, mut tt, mut t0) = (Vec::new(), Vec::new(), Vec::new());
         let (mut tn, mut tn0, mut tp) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut tb, mut tb0) = (Vec::new(), Vec::new());
+        let (mut tb, mut tb0, mut t40) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..reps {
             tu.extend(time_ms(&ctx, &stream, 0, 1, || {
                 p.launch(&stream, &untraced, &off)
@@ -94,6 +103,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             tb0.extend(time_ms(&ctx, &stream, 0, 1, || {
                 p.launch(&stream, &newest_nb, &off)
             })?);
+            t40.extend(time_ms(&ctx, &stream, 0, 1, || {
+                p.launch(&stream, &p40, &off)
+            })?);
             p.cfg.shared_mem_bytes += PAD;
             let t = time_ms(&ctx, &stream, 0, 1, || p.launch(&stream, &padded, &off));
             p.cfg.shared_mem_bytes -= PAD;
@@ -101,27 +113,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let (mu, mt, m0) = (median(&mut tu), median(&mut tt), median(&mut t0));
         let (mn, mn0, mp) = (median(&mut tn), median(&mut tn0), median(&mut tp));
-        let (mb, mb0) = (median(&mut tb), median(&mut tb0));
+        let (mb, mb0, m40) = (median(&mut tb), median(&mut tb0), median(&mut t40));
         let tf = |ms: f32| flops / (ms as f64 * 1e-3) / 1e12;
         println!("gemm {m}x{n}x{k}, {reps} alternating launches each, medians:");
         println!(
-            "  untraced                 {mu:.4} ms  {:.1} TFLOP/s",
+            "  untraced                       {mu:.4} ms  {:.1} TFLOP/s",
             tf(mu)
         );
-        let row = |label: &str, ms: f32| {
+        let row_against = |label: &str, ms: f32, base: f32| {
             println!(
-                "  {label:<24} {ms:.4} ms  {:.1} TFLOP/s  {:+.2}%",
+                "  {label:<30} {ms:.4} ms  {:.1} TFLOP/s  {:+.2}%",
                 tf(ms),
-                100.0 * (ms / mu - 1.0)
+                100.0 * (ms / base - 1.0)
             )
         };
+        let row = |label: &str, ms: f32| row_against(label, ms, mu);
         row("traced, all warps", mt);
         row("traced, null buffer", m0);
         row("newest-64, all warps", mn);
         row("newest-64, null buffer", mn0);
-        row("newest-64 no-branch, all", mb);
-        row("newest-64 no-branch, null", mb0);
         row(&format!("untraced, +{PAD} B smem"), mp);
+        row("untraced, producer at 40", m40);
+        println!("  producer at 40 registers, against its untraced build ({m40:.4} ms):");
+        row_against("newest-64 no-branch, all", mb, m40);
+        row_against("newest-64 no-branch, null", mb0, m40);
         let err = p.check(&ctx, &stream, &ha, &hb)?;
         println!("  result check: relative error {err:.2e}");
         if err > 1e-2 {

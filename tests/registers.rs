@@ -278,20 +278,28 @@ fn registers_and_shared_memory_of_traced_builds() {
     }
     assert_eq!(seen_small, 2 * small.len(), "small kernels not found");
 
-    // The producer warpgroup gives its registers back down to 24, in the
-    // traced builds too (which spill nothing, checked above).
-    for module in [
-        "warp_specialized",
-        "warp_specialized_store",
-        "warp_specialized_newest",
-        "warp_specialized_newest_nobranch",
+    // The producer warpgroups give their registers back down to 24, in the
+    // traced builds too (which spill nothing, checked above); the gemm's
+    // no-branch build and its comparison build keep 40.
+    for (module, function, regs) in [
+        ("warp_specialized", "warp_specialized", 24),
+        ("warp_specialized_store", "warp_specialized", 24),
+        ("warp_specialized_newest", "warp_specialized", 24),
+        ("warp_specialized_newest_nobranch", "warp_specialized", 24),
+        ("gemm", "ktrace_gemm_bf16_tn", 24),
+        ("gemm_newest", "ktrace_gemm_bf16_tn", 24),
+        ("gemm_newest_nobranch", "ktrace_gemm_bf16_tn", 40),
+        ("gemm_p40", "ktrace_gemm_bf16_tn", 40),
     ] {
-        let ws = kernels.join(format!("{module}.traced.cubin"));
-        let code = common::sass(&cuobjdump, &ws, Some("warp_specialized"));
-        assert!(
-            code.iter()
-                .any(|(_, s)| s.contains("USETMAXREG.DEALLOC") && s.ends_with("0x18")),
-            "{module}: no setmaxnreg.dec to 24 registers in the traced build"
-        );
+        for variant in ["traced", "untraced"] {
+            let cubin = kernels.join(format!("{module}.{variant}.cubin"));
+            let code = common::sass(&cuobjdump, &cubin, Some(function));
+            let dealloc = format!("{regs:#x}");
+            assert!(
+                code.iter()
+                    .any(|(_, s)| s.contains("USETMAXREG.DEALLOC") && s.ends_with(&dealloc)),
+                "{module} {variant}: no setmaxnreg.dec to {regs} registers"
+            );
+        }
     }
 }
