@@ -129,7 +129,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             time_model: model,
             ..DecodeOptions::default()
         };
-        let decoded = decode(&l.raw, &l.shape, &opts)?;
+        let decoded = decode(l.buffer()?, &opts);
         let c = compare(&decoded, &truth).unwrap_or_else(|e| fail(&e));
         println!(
             "{name:<12} {}   {}   {:>16.2e}",

@@ -16,7 +16,7 @@ use ktrace_runtime::{
 /// The session's first launch, decoded.
 fn decode_first(s: &TraceSession) -> ktrace_runtime::Result<DecodedLaunch> {
     let l = &s.launches()[0];
-    decode(&l.raw, &l.shape, &DecodeOptions::default())
+    Ok(decode(l.buffer()?, &DecodeOptions::default()))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -67,7 +67,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     session.finish_launch()?;
     let launch0 = &session.launches()[0];
-    let decoded = decode(&launch0.raw, &launch0.shape, &DecodeOptions::default())?;
+    let decoded = decode(launch0.buffer()?, &DecodeOptions::default());
     session.finish()?;
 
     let id = |name: &str| REGIONS.iter().find(|r| r.1 == name).map(|r| r.0).unwrap();

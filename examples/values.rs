@@ -69,7 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         stream.synchronize()?;
         session.finish_launch()?;
         let launch = &session.launches()[0];
-        let d = decode(&launch.raw, &launch.shape, &DecodeOptions::default())?;
+        let d = decode(launch.buffer()?, &DecodeOptions::default());
         if !d.diagnostics.is_empty() {
             fail(&format!("{name}: diagnostics {:?}", d.diagnostics));
         }

@@ -62,7 +62,7 @@ fn marks(
 ) -> Result<[Vec<i128>; 2], String> {
     let launch = &cap.launches[l];
     let opts = ExportOptions::default().decode_for(&cap.device);
-    let dec = Decoder::new(&launch.raw, &launch.shape, &opts).map_err(|e| e.to_string())?;
+    let dec = Decoder::new(launch.buffer().map_err(|e| e.to_string())?, &opts);
     let origin = dec.origin_globaltimer();
     let base = (i128::from(origin) + i128::from(shift(origin))) * 1000;
     let ids = names.map(|n| cap.regions.iter().find(|(_, m)| *m == n).map(|(id, _)| id));

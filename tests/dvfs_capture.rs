@@ -15,13 +15,13 @@ fn run(model: TimeModel) -> Comparison {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let cap = Capture::read(dir.join("h200_dvfs_load.ktrace")).expect("the dvfs capture");
     let truth = Truth::load(&dir.join("h200_dvfs_load_truth.bin")).expect("its truth");
-    assert_eq!(cap.device.layout_version, 2);
     let l = &cap.launches[0];
+    assert_eq!(l.layout_version, 2);
     let opts = DecodeOptions {
         time_model: model,
         ..DecodeOptions::default()
     };
-    let d = decode(&l.raw, &l.shape, &opts).expect("decodes");
+    let d = decode(l.buffer().expect("decodes"), &opts);
     let c = compare(&d, &truth).expect("every marker in the trace");
     println!(
         "{model:?}: event time {} | duration {} | long regions rel. p99 {:.2e}",

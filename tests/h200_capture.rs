@@ -42,7 +42,7 @@ fn real_capture_decodes_with_the_expected_shape() {
     let launch = &cap.launches[0];
     assert_eq!(launch.shape.grid, [128, 1, 1]);
     assert_eq!(launch.shape.block, [384, 1, 1]);
-    let d = decode(&launch.raw, &launch.shape, &DecodeOptions::default()).unwrap();
+    let d = decode(launch.buffer().unwrap(), &DecodeOptions::default());
     assert_eq!(d.warps.len(), 128 * 12, "every warp opened");
     // The SM clock ramps during this 40 µs kernel, so warps whose open-flush
     // windows differ (the producer finishes first) average different rates
@@ -66,7 +66,7 @@ fn real_capture_decodes_with_the_expected_shape() {
 fn real_capture_invariants() {
     let cap = capture();
     let launch = &cap.launches[0];
-    let d = decode(&launch.raw, &launch.shape, &DecodeOptions::default()).unwrap();
+    let d = decode(launch.buffer().unwrap(), &DecodeOptions::default());
     let names: HashMap<u16, String> = cap
         .regions
         .iter()
@@ -172,13 +172,9 @@ const V1_EVENT_DIGEST: u64 = 0x024c_ed2f_1fea_1bf4;
 #[test]
 fn layout_version_1_capture_decodes_as_before_anchors() {
     let cap = capture();
-    assert_eq!(cap.device.layout_version, 1);
     let l = &cap.launches[0];
-    let opts = DecodeOptions {
-        layout_version: cap.device.layout_version,
-        ..DecodeOptions::default()
-    };
-    let d = decode(&l.raw, &l.shape, &opts).unwrap();
+    assert_eq!(l.layout_version, 1);
+    let d = decode(l.buffer().unwrap(), &DecodeOptions::default());
     // FNV-1a over (slot, time, region, kind) of every event.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for w in &d.warps {
@@ -203,14 +199,13 @@ fn layout_version_1_capture_decodes_as_before_anchors() {
 #[test]
 fn anchored_capture_decodes_cleanly_with_the_clock_it_measured() {
     let cap = read("h200_gemm2048_anchors.ktrace");
-    assert_eq!(cap.device.layout_version, 2);
     let launch = &cap.launches[0];
-    let d = decode(&launch.raw, &launch.shape, &DecodeOptions::default()).unwrap();
+    assert_eq!(launch.layout_version, 2);
+    let d = decode(launch.buffer().unwrap(), &DecodeOptions::default());
     assert_eq!(d.warps.len(), 128 * 12, "every warp opened");
     // The launch's first event, found from each warp's map prefix, is the
     // first event of the whole decode.
-    let dec = ktrace_runtime::Decoder::new(&launch.raw, &launch.shape, &DecodeOptions::default())
-        .unwrap();
+    let dec = ktrace_runtime::Decoder::new(launch.buffer().unwrap(), &DecodeOptions::default());
     let first = d
         .warps
         .iter()
@@ -254,9 +249,9 @@ fn anchored_capture_decodes_cleanly_with_the_clock_it_measured() {
 #[test]
 fn capture_with_values_gives_each_epilogue_its_tile() {
     let cap = read("h200_gemm2048_v3.ktrace");
-    assert_eq!(cap.device.layout_version, 3);
     let launch = &cap.launches[0];
-    let d = decode(&launch.raw, &launch.shape, &DecodeOptions::default()).unwrap();
+    assert_eq!(launch.layout_version, 3);
+    let d = decode(launch.buffer().unwrap(), &DecodeOptions::default());
     assert!(d.diagnostics.is_empty(), "{:?}", d.diagnostics.items());
     assert_eq!(d.warps.len(), 128 * 12);
     let epilogue = cap
@@ -284,4 +279,29 @@ fn capture_with_values_gives_each_epilogue_its_tile() {
     assert!(per_tile.values().all(|&n| n == 8), "{per_tile:?}");
     let total: usize = d.warps.iter().map(|w| w.events.len()).sum();
     assert_eq!(total, EVENTS);
+}
+
+/// The ring fill and the decoder read one view of the buffer, so they
+/// agree on what it holds: on the layout-3 capture (values after some
+/// events), the events the fill counts are the events decoded, its values
+/// the values decoded, and no entry is of an unknown type.
+#[test]
+fn fill_and_decode_agree_on_a_layout_3_capture() {
+    let cap = read("h200_gemm2048_v3.ktrace");
+    let launch = &cap.launches[0];
+    let buffer = launch.buffer().unwrap();
+    let fill = ktrace_runtime::ring_fill(&buffer);
+    let d = decode(buffer, &DecodeOptions::default());
+    let events: u64 = d.warps.iter().map(|w| w.events.len() as u64).sum();
+    let values: u64 = d
+        .warps
+        .iter()
+        .flat_map(|w| &w.events)
+        .filter(|e| e.value.is_some())
+        .count() as u64;
+    assert!(values > 0, "the capture records values");
+    assert_eq!(fill.events, events);
+    assert_eq!(fill.values, values);
+    assert_eq!(fill.unknown, 0);
+    assert!(fill.anchors > 0);
 }

@@ -52,7 +52,6 @@ fn pair(launches: u64, n: u64, gpus: [&Gpu; 2]) -> [Capture; 2] {
     let mut caps = [0, 1].map(|g| Capture {
         device: DeviceInfo {
             name: format!("Synthetic GPU {g}"),
-            layout_version: 1,
             ordinal: Some(g),
             uuid: Some([g as u8; 16]),
             ..DeviceInfo::default()
@@ -82,6 +81,7 @@ fn pair(launches: u64, n: u64, gpus: [&Gpu; 2]) -> [Capture; 2] {
                 };
             }
             let mut l = SynthLaunch::all_traced(1, 32, (4 * n.next_power_of_two() as u32).max(32))
+                .layout(1)
                 .with(w)
                 .into_capture();
             l.shape.launch = k as u32;

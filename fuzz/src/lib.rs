@@ -186,7 +186,7 @@ pub fn export_to_memory(
     regions: &Regions,
     opts: &ExportOptions,
 ) -> ktrace_runtime::Result<Exported> {
-    let dec = Decoder::new(&launch.raw, &launch.shape, &opts.decode_for(device))?;
+    let dec = Decoder::new(launch.buffer()?, &opts.decode_for(device));
     let decoded = dec.decode_all();
     check_launch(&decoded);
     let mut chrome = Vec::new();
@@ -305,14 +305,14 @@ pub fn capture_parse(data: &[u8]) {
     let again = Capture::from_bytes(&out).expect("a written capture reads");
     let mut stored = cap.clone();
     for l in &mut stored.launches {
-        l.raw = ktrace_runtime::capture::stored_part(&l.raw, &l.shape);
+        l.raw = ktrace_runtime::capture::stored_part(&l.buffer().expect("a written capture"));
     }
     assert_eq!(again, stored, "capture changed in a write/read round trip");
     for (a, b) in cap.launches.iter().zip(&again.launches) {
         let d = ExportOptions::default().decode_for(&cap.device);
         assert_eq!(
-            ktrace_runtime::decode(&a.raw, &a.shape, &d).ok(),
-            ktrace_runtime::decode(&b.raw, &b.shape, &d).ok(),
+            a.buffer().ok().map(|x| ktrace_runtime::decode(x, &d)),
+            b.buffer().ok().map(|x| ktrace_runtime::decode(x, &d)),
             "a compact capture decodes differently"
         );
     }
@@ -517,10 +517,14 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     opts[24] = 0b1111_0111;
     opts[28] = 3;
     out.push(("capture_parse", "seed-sample-options".into(), opts));
+    // Written as the sample's launches are: layout version 1.
     let mut sampled = Capture {
         device: sample.device.clone(),
         regions: export_regions(),
-        launches: vec![sampled_launch()],
+        launches: vec![LaunchCapture {
+            layout_version: 1,
+            ..sampled_launch()
+        }],
         clock_syncs: Vec::new(),
     };
     let mut b = Vec::new();

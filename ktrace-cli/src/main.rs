@@ -764,7 +764,7 @@ fn print_by_value(
     name: &str,
 ) -> Result<(), CliError> {
     let opts = ExportOptions::default();
-    let dec = Decoder::new(&l.raw, &l.shape, &opts.decode_for(&cap.device))?;
+    let dec = Decoder::new(l.buffer()?, &opts.decode_for(&cap.device));
     let warps: Vec<_> = dec.warps().collect();
     let groups = by_value(&warps, region, name, 1);
     println!("launch {}: \"{name}\" by value", l.shape.launch);
@@ -921,7 +921,7 @@ fn print_summary(cap: &Capture, l: &LaunchCapture, s: &Summary) {
         }
     );
     println!("{}", s.clock.text);
-    if let Ok(fill) = ring_fill(&l.raw, &l.shape) {
+    if let Ok(fill) = l.buffer().as_ref().map(ring_fill) {
         println!("{fill}");
     }
     let mut rows = vec![vec![

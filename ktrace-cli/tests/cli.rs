@@ -885,10 +885,12 @@ fn values_capture() -> Capture {
         .mark(20_200, 1)
         .span(21_000, 21_500, 2);
     let mut cap = sample_capture();
-    cap.device.layout_version = 3;
     cap.regions =
         ktrace_runtime::regions::Regions::from_table(&[(0, "tile"), (1, "tick"), (2, "plain")]);
-    cap.launches = vec![SynthLaunch::all_traced(1, 32, 64).with(w).into_capture()];
+    cap.launches = vec![SynthLaunch::all_traced(1, 32, 64)
+        .layout(3)
+        .with(w)
+        .into_capture()];
     cap
 }
 

@@ -29,7 +29,7 @@ fn host(c: &mut Criterion) {
     let events = common::Plan::for_events(1_000_000).events();
     let launch = &cap.launches[0];
     let regions = &cap.regions;
-    let dec = Decoder::new(&launch.raw, &launch.shape, &opts()).expect("decodes");
+    let dec = Decoder::new(launch.buffer().expect("fits its shape"), &opts());
     let warps: Vec<_> = dec.warps().collect();
     let mut bytes = Vec::new();
     cap.write_to(&mut bytes).expect("writes");
@@ -42,7 +42,7 @@ fn host(c: &mut Criterion) {
 
     g.bench_function("decode", |b| {
         b.iter(|| {
-            let dec = Decoder::new(&launch.raw, &launch.shape, &opts()).expect("decodes");
+            let dec = Decoder::new(launch.buffer().expect("fits its shape"), &opts());
             let mut n = 0usize;
             for w in dec.warps() {
                 n += w.events.len() + w.spans.len();
@@ -87,7 +87,7 @@ fn host(c: &mut Criterion) {
     });
     g.bench_function("export_pipeline_to_sink", |b| {
         b.iter(|| {
-            let dec = Decoder::new(&launch.raw, &launch.shape, &opts()).expect("decodes");
+            let dec = Decoder::new(launch.buffer().expect("fits its shape"), &opts());
             let t0 = dec.first_event_of_launch().unwrap_or(0);
             let mut cw = ChromeWriter::begin(io::sink(), regions, ChromeOptions::default(), t0)
                 .expect("sink");
@@ -102,7 +102,7 @@ fn host(c: &mut Criterion) {
     });
     g.bench_function("export_pipeline_perfetto_to_sink", |b| {
         b.iter(|| {
-            let dec = Decoder::new(&launch.raw, &launch.shape, &opts()).expect("decodes");
+            let dec = Decoder::new(launch.buffer().expect("fits its shape"), &opts());
             let mut pw =
                 PerfettoWriter::begin(io::sink(), PerfettoOptions::default()).expect("sink");
             pw.launch(&group, &dec, regions).expect("sink");

@@ -22,7 +22,8 @@ fn main() {
     let seed: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
     let mut next = xorshift64(0x9e37_79b9_7f4a_7c15 ^ seed);
 
-    let mut launch = SynthLaunch::all_traced(8, 128, 256);
+    // Synthetic buffers without anchors: layout version 1.
+    let mut launch = SynthLaunch::all_traced(8, 128, 256).layout(1);
     // Block 0, warp 0: the cases by hand. Region 1 over 100..300 and
     // region 2 over 200..400 cycles overlap without nesting; odd cycle
     // counts are half nanoseconds at 2 GHz.
@@ -73,7 +74,6 @@ fn main() {
             name: "Synthetic GPU".into(),
             sm_count: 132,
             clock_khz: 2_000_000,
-            layout_version: 1,
             ..DeviceInfo::default()
         },
         regions: Regions::from_table(&[

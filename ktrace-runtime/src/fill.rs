@@ -2,15 +2,15 @@
 //! entry: read from the slots' metadata (`count`) and their kept entries,
 //! without decoding.
 //!
-//! A ring entry is an event (begin, end, mark) or a time anchor
-//! ([`EVENT_ANCHOR`]): up to one anchor follows an event, so a warp's count
-//! may be up to twice its events, and the cap must hold both.
+//! A ring entry is an event (begin, end, mark), a time anchor or a value
+//! ([`EntryKind`], read through the launch's [`LaunchBuffer`] as decoding
+//! reads it): up to one value and one anchor follow an event, so a warp's
+//! count may be up to three times its events, and the cap must hold them all.
 
 use std::fmt;
 
-use crate::error::{Error, Result};
-use crate::layout::{Event, SlotMeta, EVENT_ANCHOR, EVENT_BYTES, MAX_CAP, META_BYTES, MIN_CAP};
-use crate::shape::LaunchShape;
+use crate::format::buffer::{EntryKind, LaunchBuffer};
+use crate::format::layout::{MAX_CAP, MIN_CAP};
 
 /// How full the rings of one launch were.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub struct RingFill {
     pub warps: u64,
     /// Warps that opened but never flushed (their count is unknown).
     pub unflushed: u64,
-    /// The most entries (events and time anchors) any warp recorded.
+    /// The most entries (events, time anchors and values) any warp recorded.
     pub max_entries: u32,
     /// Warps that recorded more entries than the cap: their oldest were
     /// overwritten.
@@ -32,6 +32,10 @@ pub struct RingFill {
     pub events: u64,
     /// Time anchors kept in the rings.
     pub anchors: u64,
+    /// Values kept in the rings (layout version 3 on).
+    pub values: u64,
+    /// Entries of a type the launch's layout version does not define.
+    pub unknown: u64,
 }
 
 impl RingFill {
@@ -44,24 +48,15 @@ impl RingFill {
     }
 }
 
-/// Reads the fill of a launch's raw buffer.
-pub fn ring_fill(raw: &[u8], shape: &LaunchShape) -> Result<RingFill> {
-    let expected = shape.buffer_bytes().unwrap_or(u64::MAX);
-    if raw.len() as u64 != expected {
-        return Err(Error::BufferSize {
-            expected,
-            actual: raw.len() as u64,
-        });
-    }
-    let cap = shape.cap();
+/// Reads the fill of a launch's buffer.
+pub fn ring_fill(buffer: &LaunchBuffer<'_>) -> RingFill {
+    let cap = buffer.shape().cap();
     let mut fill = RingFill {
         cap,
         ..RingFill::default()
     };
-    let slot_bytes = shape.slot_bytes() as usize;
-    for slot in raw.chunks_exact(slot_bytes) {
-        let (meta, ring) = slot.split_at(META_BYTES);
-        let meta = SlotMeta::from_bytes(meta.try_into().expect("64 bytes of metadata"));
+    for slot in buffer.slots() {
+        let meta = slot.meta();
         if !meta.is_opened() {
             continue;
         }
@@ -75,16 +70,16 @@ pub fn ring_fill(raw: &[u8], shape: &LaunchShape) -> Result<RingFill> {
             fill.overflowed += 1;
             fill.lost += u64::from(meta.count - cap);
         }
-        let kept = meta.count.min(cap) as usize;
-        for e in ring[..kept * EVENT_BYTES].chunks_exact(EVENT_BYTES) {
-            let e = Event::from_bytes(e.try_into().expect("8 bytes an event"));
-            match e.kind {
-                EVENT_ANCHOR => fill.anchors += 1,
-                _ => fill.events += 1,
+        for kind in slot.flushed_entries() {
+            match kind {
+                EntryKind::Event(_) => fill.events += 1,
+                EntryKind::Anchor => fill.anchors += 1,
+                EntryKind::Value => fill.values += 1,
+                EntryKind::Unknown => fill.unknown += 1,
             }
         }
     }
-    Ok(fill)
+    fill
 }
 
 impl fmt::Display for RingFill {
@@ -94,10 +89,23 @@ impl fmt::Display for RingFill {
         if self.warps == 0 {
             return write!(f, "rings: no warp flushed, so no entry count to report");
         }
-        let kept = format!(
-            "entries are events and time anchors: {} and {} kept",
-            self.events, self.anchors
-        );
+        let mut kept = if self.values == 0 {
+            format!(
+                "entries are events and time anchors: {} and {} kept",
+                self.events, self.anchors
+            )
+        } else {
+            format!(
+                "entries are events, time anchors and values: {}, {} and {} kept",
+                self.events, self.anchors, self.values
+            )
+        };
+        if self.unknown > 0 {
+            kept += &format!(
+                ", and {} of a type the layout does not define",
+                self.unknown
+            );
+        }
         let need = match self.needed_cap() {
             Some(c) if self.overflowed == 0 => format!("cap {c} would have been enough"),
             Some(c) => format!("cap {c} would have kept everything (KTRACE_CAP={c})"),
@@ -137,7 +145,7 @@ mod tests {
             .span(10, 20, 1)
             .mark(30, 2);
         let l = SynthLaunch::all_traced(2, 64, 32).with(w0).with(w1);
-        let f = ring_fill(&l.raw, &l.shape).unwrap();
+        let f = ring_fill(&l.buffer());
         assert_eq!(
             f,
             RingFill {
@@ -149,6 +157,8 @@ mod tests {
                 lost: 0,
                 events: 13,
                 anchors: 11,
+                values: 0,
+                unknown: 0,
             }
         );
         assert_eq!(f.needed_cap(), Some(32));
@@ -168,7 +178,7 @@ mod tests {
         let l = SynthLaunch::all_traced(2, 64, 32)
             .with(busy)
             .with(SynthWarp::new(1, 1).span(0, 5, 0).never_flushed());
-        let f = ring_fill(&l.raw, &l.shape).unwrap();
+        let f = ring_fill(&l.buffer());
         // 100 events and 100 anchors into a ring of 32.
         assert_eq!((f.max_entries, f.overflowed, f.lost), (200, 1, 168));
         assert_eq!((f.events + f.anchors, f.unflushed), (32, 1));
@@ -188,7 +198,7 @@ mod tests {
     #[test]
     fn empty_launches_huge_counts_and_bad_lengths() {
         let l = SynthLaunch::all_traced(1, 32, 32);
-        let f = ring_fill(&l.raw, &l.shape).unwrap();
+        let f = ring_fill(&l.buffer());
         assert_eq!((f.warps, f.needed_cap()), (0, Some(MIN_CAP)));
         assert!(f.to_string().contains("no warp flushed"));
         let huge = RingFill {
@@ -200,8 +210,8 @@ mod tests {
         assert_eq!(huge.needed_cap(), None);
         assert!(huge.to_string().contains("no cap holds that many"));
         assert!(matches!(
-            ring_fill(&l.raw[1..], &l.shape),
-            Err(Error::BufferSize { .. })
+            LaunchBuffer::new(&l.raw[1..], &l.shape, l.layout_version),
+            Err(crate::error::Error::BufferSize { .. })
         ));
     }
 }

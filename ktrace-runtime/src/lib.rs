@@ -182,7 +182,7 @@
 // The docs name the device edge, which is not there without `cuda`.
 #![cfg_attr(not(feature = "cuda"), allow(rustdoc::broken_intra_doc_links))]
 
-mod format;
+pub mod format;
 pub use format::{capture, layout, regions, shape};
 
 pub mod analysis;

@@ -2,9 +2,12 @@
 //! and fuzzers. Writes slots the way `ktrace.cuh` does, through the
 //! [`layout`](crate::layout) types (themselves checked against the C header).
 
-use crate::capture::LaunchCapture;
-use crate::layout::{Event, EventKind, SlotMeta, FLUSH_MAGIC, META_BYTES, OPEN_MAGIC};
-use crate::shape::LaunchShape;
+use crate::format::buffer::LaunchBuffer;
+use crate::format::capture::LaunchCapture;
+use crate::format::layout::{
+    Event, EventKind, SlotMeta, FLUSH_MAGIC, LAYOUT_VERSION, META_BYTES, OPEN_MAGIC,
+};
+use crate::format::shape::LaunchShape;
 
 /// A zeroed buffer for a launch shape, filled warp by warp.
 #[derive(Clone, Debug)]
@@ -13,6 +16,8 @@ pub struct SynthLaunch {
     pub shape: LaunchShape,
     /// The buffer bytes.
     pub raw: Vec<u8>,
+    /// The layout version the buffer is read as (default this build's).
+    pub layout_version: u32,
 }
 
 /// One warp's recording: when it opened, its clock rate, its events and
@@ -215,7 +220,23 @@ impl SynthLaunch {
         SynthLaunch {
             shape,
             raw: vec![0; bytes],
+            layout_version: LAYOUT_VERSION,
         }
+    }
+
+    /// The same launch read as layout version `version`.
+    pub fn layout(mut self, version: u32) -> Self {
+        self.layout_version = version;
+        self
+    }
+
+    /// A view of the buffer, as decoding reads it.
+    ///
+    /// # Panics
+    /// When the layout version is not one this build reads.
+    pub fn buffer(&self) -> LaunchBuffer<'_> {
+        LaunchBuffer::new(&self.raw, &self.shape, self.layout_version)
+            .expect("a synthetic buffer fits its shape")
     }
 
     /// A zeroed buffer for `blocks` one-dimensional blocks of `threads`
@@ -277,7 +298,10 @@ impl SynthLaunch {
 
     /// The launch as a capture.
     pub fn into_capture(self) -> LaunchCapture {
-        LaunchCapture::new(self.shape, self.raw)
+        LaunchCapture {
+            layout_version: self.layout_version,
+            ..LaunchCapture::new(self.shape, self.raw)
+        }
     }
 }
 
@@ -301,7 +325,9 @@ pub fn sample_launch(launch: u32, slow: u64) -> LaunchCapture {
     for i in 0..20 {
         busy = busy.span(100 + i * 400, 100 + i * 400 + 30 + i * 2 + slow, 1);
     }
+    // Synthetic buffers have no time anchors: layout version 1.
     SynthLaunch::new(shape)
+        .layout(1)
         .with(
             SynthWarp::new(0, 0)
                 .sm(4)
@@ -341,8 +367,6 @@ pub fn sample_capture() -> crate::capture::Capture {
             name: "Synthetic GPU".into(),
             sm_count: 132,
             clock_khz: 1_980_000,
-            // Synthetic buffers have no time anchors: layout version 1.
-            layout_version: 1,
             ..Default::default()
         },
         regions: crate::regions::Regions::from_table(SAMPLE_REGIONS),
@@ -357,6 +381,7 @@ pub fn sample_capture() -> crate::capture::Capture {
 /// meets them in the order 9, 7, 0xffff.
 pub fn unknown_regions_capture() -> crate::capture::Capture {
     let launch = SynthLaunch::all_traced(1, 64, 32)
+        .layout(1)
         .with(
             SynthWarp::new(0, 0)
                 .span(100, 200, 9)

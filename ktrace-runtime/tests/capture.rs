@@ -95,8 +95,8 @@ fn save_load_decode_identical() {
     for (a, b) in cap.launches.iter().zip(&back.launches) {
         let opts = DecodeOptions::default();
         assert_eq!(
-            decode(&a.raw, &a.shape, &opts).unwrap(),
-            decode(&b.raw, &b.shape, &opts).unwrap()
+            decode(a.buffer().unwrap(), &opts),
+            decode(b.buffer().unwrap(), &opts)
         );
     }
     assert_eq!(back.launch(1).unwrap().shape.launch, 1);
@@ -152,7 +152,9 @@ fn every_corrupted_byte_is_handled() {
             c[i] ^= flip;
             if let Ok(cap) = Capture::from_bytes(&c) {
                 for l in &cap.launches {
-                    let _ = decode(&l.raw, &l.shape, &DecodeOptions::default());
+                    if let Ok(buffer) = l.buffer() {
+                        let _ = decode(buffer, &DecodeOptions::default());
+                    }
                 }
             }
         }

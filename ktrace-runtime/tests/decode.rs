@@ -2,6 +2,7 @@
 
 use ktrace_runtime::decode::{decode, ClockRatio, DecodeOptions, RatioSource, Span};
 use ktrace_runtime::diagnostics::Diagnostic;
+use ktrace_runtime::format::buffer::LaunchBuffer;
 use ktrace_runtime::layout::EventKind;
 use ktrace_runtime::synth::{SynthLaunch, SynthWarp, BASE_GT};
 use ktrace_runtime::{BlockSampling, DecodedLaunch, LaunchShape, WarpSampling};
@@ -18,15 +19,12 @@ fn shape(grid: u32, threads: u32, cap: u32) -> LaunchShape {
 }
 
 /// Synthetic buffers without anchors are layout version 1.
-fn v1() -> DecodeOptions {
-    DecodeOptions {
-        layout_version: 1,
-        ..DecodeOptions::default()
-    }
+fn v1<'a>(raw: &'a [u8], shape: &LaunchShape) -> ktrace_runtime::Result<LaunchBuffer<'a>> {
+    LaunchBuffer::new(raw, shape, 1)
 }
 
 fn run(l: &SynthLaunch) -> DecodedLaunch {
-    decode(&l.raw, &l.shape, &v1()).unwrap()
+    decode(v1(&l.raw, &l.shape).unwrap(), &DecodeOptions::default())
 }
 
 fn kinds(d: &DecodedLaunch) -> Vec<&'static str> {
@@ -380,9 +378,9 @@ fn no_calibration_falls_back_to_the_nominal_clock() {
         .with(SynthWarp::new(0, 0).span(10, 50, 0).never_flushed());
     let opts = DecodeOptions {
         nominal_clock_khz: 2_000_000,
-        ..v1()
+        ..DecodeOptions::default()
     };
-    let d = decode(&l.raw, &l.shape, &opts).unwrap();
+    let d = decode(v1(&l.raw, &l.shape).unwrap(), &opts);
     assert_eq!(d.device_ratio_source, RatioSource::Nominal);
     assert_eq!(d.warps[0].spans[0].dur_ps(), 20_000);
     assert!(kinds(&d).contains(&"no_clock_calibration"));
@@ -392,7 +390,7 @@ fn no_calibration_falls_back_to_the_nominal_clock() {
 fn wrong_buffer_size_is_an_error() {
     let s = shape(1, 32, 32);
     let raw = vec![0u8; 100];
-    let e = decode(&raw, &s, &v1()).unwrap_err();
+    let e = v1(&raw, &s).unwrap_err();
     assert!(e.to_string().contains("does not match"), "{e}");
 }
 
@@ -415,7 +413,7 @@ fn garbage_never_panics() {
                 m[52..56].copy_from_slice(&0x4652_544bu32.to_le_bytes());
             }
         }
-        let d = decode(&raw, &s, &v1()).unwrap();
+        let d = decode(v1(&raw, &s).unwrap(), &DecodeOptions::default());
         let _ = d.diagnostics.to_json(10);
     }
 }

@@ -134,7 +134,7 @@ fn traced_launches_on_a_gpu() {
         cap.device.name, cap.device.sm_count, cap.device.clock_khz
     );
     for (i, l) in cap.launches.iter().enumerate() {
-        let d = decode(&l.raw, &l.shape, &DecodeOptions::default()).unwrap();
+        let d = decode(l.buffer().unwrap(), &DecodeOptions::default());
         let spin_cycles = 4000 * (i as u64 + 1);
         let expect_ps = d.device_ratio.cycles_to_ps(i128::from(spin_cycles)) as i64;
         eprintln!(

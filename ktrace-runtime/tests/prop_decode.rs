@@ -214,11 +214,7 @@ proptest! {
             expected.insert(slot as u64, kept);
         }
 
-        let opts = DecodeOptions {
-            layout_version: 1,
-            ..DecodeOptions::default()
-        };
-        let d = decode(&launch.raw, &launch.shape, &opts).unwrap();
+        let d = decode(launch.clone().layout(1).buffer(), &DecodeOptions::default());
 
         // Every opened slot, and only those, decoded at its (block, warp).
         let decoded_slots: Vec<u64> = d.warps.iter().map(|w| w.slot).collect();

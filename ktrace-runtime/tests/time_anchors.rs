@@ -2,17 +2,17 @@
 //! moves, and the edge cases of docs/capture-format.md's time semantics.
 
 use ktrace_runtime::decode::{decode, DecodeOptions, DecodedLaunch, TimeModel};
-use ktrace_runtime::layout::EventKind;
+use ktrace_runtime::format::buffer::LaunchBuffer;
+use ktrace_runtime::layout::{EventKind, LAYOUT_VERSION};
 use ktrace_runtime::synth::{SynthLaunch, SynthWarp};
 use ktrace_runtime::{BlockSampling, LaunchShape, WarpSampling};
 
 fn with_model(l: &SynthLaunch, model: TimeModel, layout_version: u32) -> DecodedLaunch {
     let opts = DecodeOptions {
         time_model: model,
-        layout_version,
         ..DecodeOptions::default()
     };
-    decode(&l.raw, &l.shape, &opts).unwrap()
+    decode(l.clone().layout(layout_version).buffer(), &opts)
 }
 
 fn kinds(d: &DecodedLaunch) -> Vec<&'static str> {
@@ -151,7 +151,7 @@ fn traced_blocks_the_grid_cannot_have_are_rejected() {
     assert_eq!(s.blocks_traced, 2);
     s.blocks_traced = 3;
     let raw = vec![0u8; s.buffer_bytes().unwrap() as usize];
-    let e = decode(&raw, &s, &DecodeOptions::default()).unwrap_err();
+    let e = LaunchBuffer::new(&raw, &s, LAYOUT_VERSION).unwrap_err();
     assert!(e.to_string().contains("3 traced blocks"), "{e}");
 }
 
@@ -227,7 +227,7 @@ fn first_event_time_from_the_map_prefix_matches_the_whole_decode() {
     ];
     for l in &launches {
         let opts = DecodeOptions::default();
-        let dec = ktrace_runtime::Decoder::new(&l.raw, &l.shape, &opts).unwrap();
+        let dec = ktrace_runtime::Decoder::new(l.buffer(), &opts);
         let whole = dec.decode_all();
         assert_eq!(
             dec.first_event_ps(0),

@@ -20,10 +20,9 @@ fn shape(cap: u32) -> LaunchShape {
 fn run(l: &SynthLaunch, layout_version: u32) -> DecodedLaunch {
     let opts = DecodeOptions {
         time_model: TimeModel::Anchors,
-        layout_version,
         ..DecodeOptions::default()
     };
-    decode(&l.raw, &l.shape, &opts).unwrap()
+    decode(l.clone().layout(layout_version).buffer(), &opts)
 }
 
 /// A warp with anchors every 256 cycles, tiles 0..8 of "tile" (region 0)
@@ -107,13 +106,10 @@ fn the_chrome_trace_carries_values_as_args() {
     use ktrace_runtime::regions::Regions;
     use ktrace_runtime::Decoder;
     let l = SynthLaunch::new(shape(64)).with(tiled());
-    let device = DeviceInfo {
-        layout_version: 3,
-        ..DeviceInfo::default()
-    };
+    let device = DeviceInfo::default();
     let regions = Regions::from_table(&[(0, "tile"), (1, "stage"), (2, "plain")]);
     let opts = ExportOptions::default();
-    let dec = Decoder::new(&l.raw, &l.shape, &opts.decode_for(&device)).unwrap();
+    let dec = Decoder::new(l.buffer(), &opts.decode_for(&device));
     let mut out = Vec::new();
     write_trace(
         &dec,

@@ -354,7 +354,7 @@ pub fn analyze_launch(
     opts: &AnalysisOptions,
 ) -> crate::Result<Analysis> {
     let decode_opts = crate::ExportOptions::default().decode_for(device);
-    let decoded = decode(&launch.raw, &launch.shape, &decode_opts)?;
+    let decoded = decode(launch.buffer()?, &decode_opts);
     Ok(analyze_decoded_launch(launch, &decoded, regions, opts))
 }
 

@@ -63,7 +63,7 @@ fn consumer(block: u32, w: u32, start: u64, slow_at: u64, extra: u64) -> SynthWa
 }
 
 fn decoded(l: SynthLaunch) -> DecodedLaunch {
-    decode(&l.raw, &l.shape, &DecodeOptions::default()).unwrap()
+    decode(l.buffer(), &DecodeOptions::default())
 }
 
 fn close(a: f64, b: f64) -> bool {

@@ -61,9 +61,9 @@ pub use calibrate::{
 };
 
 use crate::diagnostics::{Diagnostic, Diagnostics, WarpId};
-use crate::error::{Error, Result};
-use crate::layout::{Event, EventKind, SlotMeta, LAYOUT_VERSION};
-use crate::shape::LaunchShape;
+use crate::format::buffer::LaunchBuffer;
+use crate::format::layout::{Event, EventKind, SlotMeta};
+use crate::format::shape::LaunchShape;
 use calibrate::{
     calibrate, check_points, events_fit_open_to_flush, ps_since, TimerPair, TimerPoint, WarpClock,
 };
@@ -83,12 +83,10 @@ pub struct DecodeOptions {
     /// The device's nominal clock rate in kHz, used only when no slot has a
     /// usable timer pair (0: assume 1 GHz).
     pub nominal_clock_khz: u64,
-    /// How cycles become time. Default [`TimeModel::Anchors`].
+    /// How cycles become time. Default [`TimeModel::Anchors`] (buffers of
+    /// layout version 1 have no anchors: they always use
+    /// [`TimeModel::TwoPoint`]).
     pub time_model: TimeModel,
-    /// The layout version of the buffer (`KTRACE_LAYOUT_VERSION` of the
-    /// device code that wrote it; a capture records it). Version 1 buffers
-    /// have no time anchors. Default: this build's [`LAYOUT_VERSION`].
-    pub layout_version: u32,
 }
 
 impl Default for DecodeOptions {
@@ -97,21 +95,7 @@ impl Default for DecodeOptions {
             short_span_ns: 10_000,
             nominal_clock_khz: 0,
             time_model: TimeModel::default(),
-            layout_version: LAYOUT_VERSION,
         }
-    }
-}
-
-impl DecodeOptions {
-    /// Whether the buffer's entries of type `KTRACE_EVENT_ANCHOR` are time
-    /// anchors.
-    fn has_anchors(&self) -> bool {
-        self.layout_version >= 2
-    }
-
-    /// Whether times go through the anchors.
-    fn anchored(&self) -> bool {
-        self.has_anchors() && self.time_model == TimeModel::Anchors
     }
 }
 
@@ -226,14 +210,15 @@ struct SlotPlan {
 /// Metadata pass over a buffer; decodes warps on demand.
 #[derive(Debug)]
 pub struct Decoder<'a> {
-    raw: &'a [u8],
-    shape: LaunchShape,
+    buffer: LaunchBuffer<'a>,
+    /// Whether times go through the time anchors: asked for, and the
+    /// buffer's layout has them.
+    anchored: bool,
     origin: u64,
     device_ratio: ClockRatio,
     device_source: RatioSource,
     plans: Vec<SlotPlan>,
     diagnostics: Diagnostics,
-    opts: DecodeOptions,
 }
 
 /// One warp's map from cycles to time and what building it found.
@@ -249,21 +234,13 @@ struct TimeBase {
 }
 
 impl<'a> Decoder<'a> {
-    /// Reads every slot's metadata. Fails only if the buffer length does not
-    /// match the shape or the shape is invalid.
-    pub fn new(raw: &'a [u8], shape: &LaunchShape, opts: &DecodeOptions) -> Result<Self> {
-        shape.validate()?;
-        let expected = shape.buffer_bytes().unwrap_or(u64::MAX);
-        if raw.len() as u64 != expected {
-            return Err(Error::BufferSize {
-                expected,
-                actual: raw.len() as u64,
-            });
-        }
+    /// Reads every slot's metadata of `buffer`.
+    pub fn new(buffer: LaunchBuffer<'a>, opts: &DecodeOptions) -> Self {
+        let shape = buffer.shape();
         let mut diagnostics = Diagnostics::new();
         let mut opened: Vec<(u64, SlotMeta)> = Vec::new();
-        for slot in 0..shape.slot_count() {
-            let meta = Slot::new(raw, shape, slot, 1).meta;
+        for view in buffer.slots() {
+            let (slot, meta) = (view.index(), *view.meta());
             if !meta.is_opened() {
                 continue;
             }
@@ -277,12 +254,13 @@ impl<'a> Decoder<'a> {
             }
             opened.push((slot, meta));
         }
+        let anchored = buffer.layout_version() >= 2 && opts.time_model == TimeModel::Anchors;
         let origin = opened
             .iter()
             .map(|(_, m)| m.init_globaltimer)
             .min()
             .unwrap_or(0);
-        let rates = calibrate(&opened, opts, opts.anchored(), &mut diagnostics);
+        let rates = calibrate(&opened, opts, anchored, &mut diagnostics);
         let plans = opened
             .iter()
             .zip(rates.slots)
@@ -292,22 +270,21 @@ impl<'a> Decoder<'a> {
                 source,
             })
             .collect();
-        Ok(Decoder {
-            raw,
-            shape: *shape,
+        Decoder {
+            buffer,
+            anchored,
             origin,
             device_ratio: rates.device_ratio,
             device_source: rates.device_source,
             plans,
             diagnostics,
-            opts: *opts,
-        })
+        }
     }
 
     /// How cycles become time in this decode: the model asked for, or
     /// [`TimeModel::TwoPoint`] for a buffer without anchors.
     pub fn time_model(&self) -> TimeModel {
-        if self.opts.anchored() {
+        if self.anchored {
             TimeModel::Anchors
         } else {
             TimeModel::TwoPoint
@@ -315,12 +292,17 @@ impl<'a> Decoder<'a> {
     }
 
     fn slot(&self, slot: u64) -> Slot<'a> {
-        Slot::new(self.raw, &self.shape, slot, self.opts.layout_version)
+        Slot::new(self.buffer.slot(slot))
     }
 
     /// The launch shape.
     pub fn shape(&self) -> &LaunchShape {
-        &self.shape
+        self.buffer.shape()
+    }
+
+    /// The layout version the buffer is read as.
+    pub fn layout_version(&self) -> u32 {
+        self.buffer.layout_version()
     }
 
     /// Absolute `%globaltimer` of the time origin (earliest open), in ns.
@@ -392,7 +374,7 @@ impl<'a> Decoder<'a> {
             clock.merge(&w.clock);
         }
         DecodedLaunch {
-            shape: self.shape,
+            shape: *self.buffer.shape(),
             origin_globaltimer: self.origin,
             device_ratio: self.device_ratio,
             device_ratio_source: self.device_source,
@@ -454,7 +436,7 @@ impl<'a> Decoder<'a> {
             diagnostics,
             last_clock: None,
         };
-        if !self.opts.anchored() {
+        if !self.anchored {
             return two_point(Vec::new());
         }
         let (mut points, in_stream, complete) = anchor_points(slot, kept, prefix.then_some(2));
@@ -561,7 +543,7 @@ impl<'a> Decoder<'a> {
         let slot = self.slot(plan.slot);
         let meta = slot.meta;
         let id = warp_id(&meta);
-        let cap = self.shape.cap();
+        let cap = self.buffer.shape().cap();
         let mut diagnostics = Vec::new();
         let flushed = meta.is_flushed();
         let recorded = if flushed { meta.count } else { 0 };
@@ -614,7 +596,7 @@ impl<'a> Decoder<'a> {
             recorded,
             dropped,
             ratio: plan.ratio,
-            ratio_source: if self.opts.anchored() && base.stats.anchors >= 2 {
+            ratio_source: if self.anchored && base.stats.anchors >= 2 {
                 RatioSource::Anchors
             } else {
                 plan.source
@@ -633,7 +615,7 @@ impl<'a> Decoder<'a> {
     /// used on a ring that kept every event: two events were 2^32 cycles or
     /// more apart, and every time after the gap is early by that much.
     fn unseen_turns(&self, slot: &Slot<'_>, kept: &Kept, last_clock: Option<i128>) -> Option<u64> {
-        if self.opts.anchored() || !slot.meta.is_flushed() || !kept.starts_at_open() {
+        if self.anchored || !slot.meta.is_flushed() || !kept.starts_at_open() {
             return None;
         }
         let gap = i128::from(slot.meta.final_clock64) - last_clock?;
@@ -775,8 +757,8 @@ struct RingEvents {
 
 /// Decodes a whole buffer at once: [`Decoder::new`] then
 /// [`Decoder::decode_all`].
-pub fn decode(raw: &[u8], shape: &LaunchShape, opts: &DecodeOptions) -> Result<DecodedLaunch> {
-    Ok(Decoder::new(raw, shape, opts)?.decode_all())
+pub fn decode(buffer: LaunchBuffer<'_>, opts: &DecodeOptions) -> DecodedLaunch {
+    Decoder::new(buffer, opts).decode_all()
 }
 
 /// Which warp a slot's metadata names.

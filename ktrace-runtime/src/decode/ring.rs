@@ -7,15 +7,8 @@
 //! cycles mean in time is `calibrate.rs`'s job.
 
 use super::calibrate::TimerPair;
-use crate::layout::{Event, SlotMeta, EVENT_ANCHOR, EVENT_BYTES, EVENT_VALUE, META_BYTES};
-use crate::shape::LaunchShape;
-
-/// Reads the slot metadata at byte `off` of `raw`.
-fn read_meta(raw: &[u8], off: usize) -> SlotMeta {
-    let mut b = [0u8; META_BYTES];
-    b.copy_from_slice(&raw[off..off + META_BYTES]);
-    SlotMeta::from_bytes(&b)
-}
+use crate::format::buffer::{EntryKind, SlotView};
+use crate::format::layout::{Event, SlotMeta};
 
 /// Which timer pair the unwrapped chain hangs from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,17 +20,11 @@ enum Anchor {
     Flush,
 }
 
-/// One slot of the buffer: its metadata and its ring.
+/// One slot of the buffer: its metadata and its ring, read through the
+/// buffer's view (which classifies its entries).
 pub(super) struct Slot<'a> {
-    /// The slot's bytes, metadata first.
-    bytes: &'a [u8],
+    view: SlotView<'a>,
     cap: u32,
-    /// Whether entries of type [`EVENT_ANCHOR`] are time anchors (layout
-    /// version 2 and later).
-    anchors: bool,
-    /// Whether entries of type [`EVENT_VALUE`] are values (layout version 3
-    /// and later).
-    values: bool,
     /// The slot's metadata.
     pub meta: SlotMeta,
 }
@@ -64,41 +51,33 @@ impl Kept {
 }
 
 impl<'a> Slot<'a> {
-    /// Slot `slot` of `raw`, a buffer of `shape` (whose length the caller
-    /// has checked).
-    pub fn new(raw: &'a [u8], shape: &LaunchShape, slot: u64, version: u32) -> Self {
-        let slot_bytes = shape.slot_bytes() as usize;
-        let bytes = &raw[slot as usize * slot_bytes..][..slot_bytes];
+    /// The decoder's walk over `view`.
+    pub fn new(view: SlotView<'a>) -> Self {
         Slot {
-            bytes,
-            cap: shape.cap(),
-            anchors: version >= 2,
-            values: version >= 3,
-            meta: read_meta(bytes, 0),
+            view,
+            cap: view.cap(),
+            meta: *view.meta(),
         }
     }
 
     /// Whether `e` is a time anchor rather than an event.
     pub fn is_anchor(&self, e: &Event) -> bool {
-        self.anchors && e.kind == EVENT_ANCHOR
+        self.view.kind_of(e) == EntryKind::Anchor
     }
 
     /// Whether `e` is a value recorded with the event before it.
     pub fn is_value(&self, e: &Event) -> bool {
-        self.values && e.kind == EVENT_VALUE
+        self.view.kind_of(e) == EntryKind::Value
     }
 
     /// Whether `e` carries no `%clock` (a time anchor or a value): the clock
     /// chain skips it.
     pub fn is_clockless(&self, e: &Event) -> bool {
-        self.is_anchor(e) || self.is_value(e)
+        self.view.kind_of(e).is_clockless()
     }
 
     fn event(&self, index: u32) -> Event {
-        let off = META_BYTES + index as usize * EVENT_BYTES;
-        let mut b = [0u8; EVENT_BYTES];
-        b.copy_from_slice(&self.bytes[off..off + EVENT_BYTES]);
-        Event::from_bytes(&b)
+        self.view.entry(index)
     }
 
     /// The entries the ring kept. A flushed slot kept `min(count, cap)`; a

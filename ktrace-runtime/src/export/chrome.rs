@@ -484,7 +484,7 @@ mod tests {
                     .span(300, 400, 2)
                     .flush_at(1000),
             );
-        let d = decode(&l.raw, &l.shape, &DecodeOptions::default()).unwrap();
+        let d = decode(l.buffer(), &DecodeOptions::default());
         let regions = Regions::from_table(&[(1, "load"), (2, "mma")]);
         let mut w = ChromeWriter::begin(Vec::new(), &regions, ChromeOptions::default(), 0).unwrap();
         for warp in &d.warps {

@@ -1073,7 +1073,7 @@ mod tests {
                     .open_at(base, 0)
                     .span(300, 500, 3), // 150..250 ns
             );
-        let d = decode(&l.raw, &l.shape, &DecodeOptions::default()).unwrap();
+        let d = decode(l.buffer(), &DecodeOptions::default());
         let t0 = d
             .warps
             .iter()
@@ -1251,7 +1251,7 @@ mod tests {
                 .span(200, 400, 0) // 100..200 ns
                 .begin(600, 2), // 300 ns: no end
         );
-        let d = decode(&l.raw, &l.shape, &DecodeOptions::default()).unwrap();
+        let d = decode(l.buffer(), &DecodeOptions::default());
         let mut f = TraceFilter::default();
         f.set_time("0.2..").unwrap(); // 250 ns from the origin
         let lf = f.for_launch(&d.shape, &device(), &table(), 50_000).unwrap();
@@ -1348,7 +1348,7 @@ mod tests {
     fn write(opts: &crate::ExportOptions) -> std::io::Result<(serde_json::Value, crate::Summary)> {
         let cap = crate::synth::sample_capture();
         let l = &cap.launches[0];
-        let dec = crate::Decoder::new(&l.raw, &l.shape, &opts.decode_for(&cap.device)).unwrap();
+        let dec = crate::Decoder::new(l.buffer().unwrap(), &opts.decode_for(&cap.device));
         let mut out = Vec::new();
         let written = crate::write_trace(
             &dec,

@@ -65,14 +65,12 @@ impl ExportOptions {
     }
 
     /// The decoding options for a launch on `device`: the nominal clock is
-    /// the device's when [`DecodeOptions::nominal_clock_khz`] is 0, and the
-    /// layout version the device's.
+    /// the device's when [`DecodeOptions::nominal_clock_khz`] is 0.
     pub fn decode_for(&self, device: &DeviceInfo) -> DecodeOptions {
         let mut d = self.decode;
         if d.nominal_clock_khz == 0 {
             d.nominal_clock_khz = u64::from(device.clock_khz);
         }
-        d.layout_version = device.layout_version;
         d
     }
 }
@@ -128,7 +126,7 @@ fn other_data(
         "clock_mhz_estimate": ratio.mhz(),
         "clock_ratio": {"ns": ratio.ns, "cycles": ratio.cycles, "source": source.as_str()},
         "clock": summary.clock,
-        "layout_version": device.layout_version,
+        "layout_version": dec.layout_version(),
         "origin_globaltimer_ns": dec.origin_globaltimer().to_string(),
         "first_event_ps_from_origin": t0_ps,
         "warps": dec.warp_count(),
@@ -173,7 +171,7 @@ pub fn summarize_launch(
     regions: &Regions,
     opts: &ExportOptions,
 ) -> Result<(Summary, Diagnostics)> {
-    let dec = Decoder::new(&launch.raw, &launch.shape, &opts.decode_for(device))?;
+    let dec = Decoder::new(launch.buffer()?, &opts.decode_for(device));
     let t0 = dec.first_event_of_launch().unwrap_or(0);
     let filter = opts
         .filter_for(&dec, device, regions, t0)
@@ -363,14 +361,14 @@ pub fn export_launch_with_progress(
     opts: &ExportOptions,
     progress: &mut dyn FnMut(&ExportProgress),
 ) -> Result<ExportReport> {
-    let dec = Decoder::new(&launch.raw, &launch.shape, &opts.decode_for(device))?;
+    let dec = Decoder::new(launch.buffer()?, &opts.decode_for(device));
     if opts.filter.is_some() {
         // The checks that need no decoding, before the file is created.
         let t0 = dec.first_event_of_launch().unwrap_or(0);
         opts.filter_for(&dec, device, regions, t0)
             .map_err(config_error)?;
     }
-    let fill = ring_fill(&launch.raw, &launch.shape)?;
+    let fill = ring_fill(&launch.buffer()?);
     let mut done = ExportProgress {
         warps: dec.warp_count(),
         ..ExportProgress::default()
@@ -502,13 +500,13 @@ pub fn export_perfetto(
     let mut fills = Vec::with_capacity(launches.len());
     let mut filters = Vec::with_capacity(launches.len());
     for t in launches {
-        let dec = Decoder::new(&t.launch.raw, &t.launch.shape, &opts.decode_for(t.device))?;
+        let dec = Decoder::new(t.launch.buffer()?, &opts.decode_for(t.device));
         let t0 = dec.first_event_of_launch().unwrap_or(0);
         filters.push(
             opts.filter_for(&dec, t.device, t.regions, t0)
                 .map_err(config_error)?,
         );
-        fills.push(ring_fill(&t.launch.raw, &t.launch.shape)?);
+        fills.push(ring_fill(&t.launch.buffer()?));
         decoders.push(dec);
     }
     let mut done = ExportProgress {
@@ -621,11 +619,9 @@ mod tests {
         )
         .unwrap();
         let dec = Decoder::new(
-            &cap.launches[0].raw,
-            &cap.launches[0].shape,
+            cap.launches[0].buffer().unwrap(),
             &ExportOptions::default().decode_for(&cap.device),
-        )
-        .unwrap();
+        );
         let mut events = 0;
         let expected: Vec<ExportProgress> = dec
             .warps()

@@ -1460,7 +1460,7 @@ mod tests {
         Vec<pb::ClockSnapshot>,
         u64,
     ) {
-        let dec = Decoder::new(&launch.raw, &launch.shape, &DecodeOptions::default()).unwrap();
+        let dec = Decoder::new(launch.buffer().unwrap(), &DecodeOptions::default());
         let mut w = PerfettoWriter::begin(Vec::new(), opts).unwrap();
         w.launch(&group(launch.shape.launch), &dec, &regions())
             .unwrap();
@@ -1635,7 +1635,7 @@ mod tests {
     #[test]
     fn host_clocks_make_boottime_the_trace_clock_and_host_spans_get_a_track() {
         let launch = tricky_launch();
-        let dec = Decoder::new(&launch.raw, &launch.shape, &DecodeOptions::default()).unwrap();
+        let dec = Decoder::new(launch.buffer().unwrap(), &DecodeOptions::default());
         let host = HostClocks {
             realtime_ns: 1_700_000_000_000_000_000,
             boottime_ns: 5_000_000_000,
@@ -1704,7 +1704,7 @@ mod tests {
         let mut w = PerfettoWriter::begin(Vec::new(), PerfettoOptions::default()).unwrap();
         let mut counts = Vec::new();
         for l in [&a, &b] {
-            let dec = Decoder::new(&l.raw, &l.shape, &DecodeOptions::default()).unwrap();
+            let dec = Decoder::new(l.buffer().unwrap(), &DecodeOptions::default());
             w.launch(&group(l.shape.launch), &dec, &regions).unwrap();
             let mut n = 0;
             for warp in dec.warps() {

@@ -228,10 +228,10 @@ pub fn report_data(
     regions: &Regions,
     opts: &ReportOptions,
 ) -> Result<ReportData> {
-    let dec = Decoder::new(&launch.raw, &launch.shape, &opts.export.decode_for(device))?;
+    let dec = Decoder::new(launch.buffer()?, &opts.export.decode_for(device));
     // Decoded once, for the lanes and statistics and for the analysis.
     let decoded = dec.decode_all();
-    let fill = ring_fill(&launch.raw, &launch.shape)?;
+    let fill = ring_fill(&launch.buffer()?);
     let summary_opts = SummaryOptions {
         hist_bins: opts.hist_bins.max(1),
         ..SummaryOptions::default()
@@ -493,6 +493,7 @@ mod tests {
     /// 200 ns, block 1 warp 0 (opened at 1000 ns) one of 50 ns.
     fn planted() -> (LaunchCapture, DeviceInfo, Regions) {
         let launch = SynthLaunch::all_traced(2, 64, 32)
+            .layout(1)
             .with(
                 SynthWarp::new(0, 0)
                     .sm(3)
@@ -506,7 +507,6 @@ mod tests {
         let device = DeviceInfo {
             name: "Synthetic GPU".into(),
             sm_count: 132,
-            layout_version: 1,
             ..DeviceInfo::default()
         };
         let regions = Regions::from_table(&[(1, "mma"), (2, "tick"), (7, "unused")]);
@@ -608,11 +608,9 @@ mod tests {
             let opts = ReportOptions::default();
             let d = report_data(launch, &cap.device, &cap.regions, &opts).unwrap();
             let dec = decode(
-                &launch.raw,
-                &launch.shape,
+                launch.buffer().unwrap(),
                 &opts.export.decode_for(&cap.device),
-            )
-            .unwrap();
+            );
             assert_eq!(d.header.warps, dec.warps.len());
             assert_eq!(d.lanes.spans.len(), dec.warps.len());
             assert_eq!(d.lanes.block.len(), dec.warps.len());

@@ -650,7 +650,7 @@ mod tests {
                 .span(400, 600, 0xffff)
                 .flush_at(1000),
         );
-        let d = decode(&l.raw, &l.shape, &DecodeOptions::default()).unwrap();
+        let d = decode(l.buffer(), &DecodeOptions::default());
         let regions = Regions::from_table(&[(1, "mma")]);
         let mut b = SummaryBuilder::new(&regions, SummaryOptions::default());
         b.add_warp(&d.warps[0]);

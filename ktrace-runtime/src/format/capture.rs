@@ -27,11 +27,12 @@ use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::format::buffer::LaunchBuffer;
 pub use crate::format::compact::stored_part;
 use crate::format::compact::{compact_len, read_compact, write_compact};
-use crate::layout::{LAYOUT_VERSION, OLDEST_LAYOUT_VERSION};
-use crate::regions::Regions;
-use crate::shape::LaunchShape;
+use crate::format::layout::{LAYOUT_VERSION, OLDEST_LAYOUT_VERSION};
+use crate::format::regions::Regions;
+use crate::format::shape::LaunchShape;
 use crate::timeline::ClockSync;
 
 /// The first eight bytes of every capture file.
@@ -47,9 +48,8 @@ const LAUNCH_HEADER_BYTES: usize = 96;
 const CLOCK_SYNC_BYTES: usize = 32;
 const MAX_NAME_BYTES: usize = 4096;
 
-/// Facts about the device a capture was taken on, and the layout its
-/// device code wrote.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Facts about the device a capture was taken on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeviceInfo {
     /// The device name, e.g. "NVIDIA H200".
     pub name: String,
@@ -57,27 +57,11 @@ pub struct DeviceInfo {
     pub sm_count: u32,
     /// Nominal SM clock rate in kHz (0 if unknown).
     pub clock_khz: u32,
-    /// `KTRACE_LAYOUT_VERSION` of the raw buffers: version 1 buffers have
-    /// no time anchors. Default: this build's [`LAYOUT_VERSION`].
-    pub layout_version: u32,
     /// The CUDA device ordinal in the recording process, if known.
     pub ordinal: Option<u32>,
     /// The device's UUID, if known: tells whether two captures came from
     /// one GPU.
     pub uuid: Option<[u8; 16]>,
-}
-
-impl Default for DeviceInfo {
-    fn default() -> Self {
-        DeviceInfo {
-            name: String::new(),
-            sm_count: 0,
-            clock_khz: 0,
-            layout_version: LAYOUT_VERSION,
-            ordinal: None,
-            uuid: None,
-        }
-    }
 }
 
 impl DeviceInfo {
@@ -106,13 +90,18 @@ pub struct HostSpan {
     pub complete_ns: u64,
 }
 
-/// One launch: its shape and its raw buffer, byte for byte.
+/// One launch: its shape and its raw buffer, byte for byte, with the layout
+/// version of the device code that wrote it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LaunchCapture {
     /// The launch shape.
     pub shape: LaunchShape,
     /// The device buffer as copied back after the launch.
     pub raw: Vec<u8>,
+    /// `KTRACE_LAYOUT_VERSION` of the device code that wrote `raw`: version
+    /// 1 buffers have no time anchors, version 2 ones no values. A capture
+    /// file records one for all its launches.
+    pub layout_version: u32,
     /// The kernel's name, if the session was told it (empty otherwise).
     pub kernel: String,
     /// When the host enqueued the launch and saw it finish, if recorded.
@@ -120,20 +109,30 @@ pub struct LaunchCapture {
 }
 
 impl LaunchCapture {
-    /// A launch with no kernel name and no host span.
+    /// A launch written by this build's device code ([`LAYOUT_VERSION`]),
+    /// with no kernel name and no host span.
     pub fn new(shape: LaunchShape, raw: Vec<u8>) -> Self {
         LaunchCapture {
             shape,
             raw,
+            layout_version: LAYOUT_VERSION,
             kernel: String::new(),
             host_span: None,
         }
     }
 
+    /// The launch's buffer, checked against its shape and read as its
+    /// layout version: what decoding, the ring fill and compaction read.
+    pub fn buffer(&self) -> Result<LaunchBuffer<'_>> {
+        LaunchBuffer::new(&self.raw, &self.shape, self.layout_version)
+    }
+
     /// Bytes its buffer takes in a capture file (the compact form: each
     /// slot's metadata and the entries the decoder reads).
+    /// 0 when the buffer does not match its shape (such a launch cannot be
+    /// written).
     pub fn stored_bytes(&self) -> u64 {
-        compact_len(&self.raw, &self.shape)
+        self.buffer().map_or(0, |b| compact_len(&b))
     }
 
     /// "launch 3: gemm" (or "launch 3" without a kernel name).
@@ -230,7 +229,7 @@ impl Capture {
             });
         }
         let launches = (0..launch_count)
-            .map(|i| r.launch_record(i, format))
+            .map(|i| r.launch_record(i, format, layout_version))
             .collect::<Result<Vec<_>>>()?;
         if r.left() != 0 {
             return Err(Error::Corrupt(format!(
@@ -243,7 +242,6 @@ impl Capture {
                 name,
                 sm_count,
                 clock_khz,
-                layout_version,
                 ordinal,
                 uuid,
             },
@@ -285,20 +283,41 @@ pub(crate) struct CaptureParts<'a> {
 
 /// [`Capture::write_to`] for parts held elsewhere.
 pub(crate) fn write_capture(parts: &CaptureParts<'_>, w: impl Write) -> Result<()> {
-    let header = file_header(parts)?;
-    write_file(&header, parts.launches, w).map_err(|e| Error::io("<capture>", e))
+    let (header, buffers) = file_header(parts)?;
+    write_file(&header, parts.launches, &buffers, w).map_err(|e| Error::io("<capture>", e))
 }
 
 /// [`Capture::save`] for parts held elsewhere.
 pub(crate) fn save_capture(parts: &CaptureParts<'_>, path: &Path) -> Result<()> {
-    let header = file_header(parts)?;
-    crate::output::write_atomic(path, |w| write_file(&header, parts.launches, w))
+    let (header, buffers) = file_header(parts)?;
+    crate::output::write_atomic(path, |w| write_file(&header, parts.launches, &buffers, w))
+}
+
+/// The one layout version of `launches`, which a capture file records in
+/// its header (this build's when there are no launches).
+fn layout_version_of(launches: &[LaunchCapture]) -> Result<u32> {
+    let version = launches
+        .first()
+        .map_or(LAYOUT_VERSION, |l| l.layout_version);
+    if !(OLDEST_LAYOUT_VERSION..=LAYOUT_VERSION).contains(&version) {
+        return Err(Error::Config(format!(
+            "layout version {version} (this build writes {OLDEST_LAYOUT_VERSION} to {LAYOUT_VERSION})"
+        )));
+    }
+    if let Some(l) = launches.iter().find(|l| l.layout_version != version) {
+        return Err(Error::Config(format!(
+            "launch {} has layout version {} and launch {} {version}: one capture holds one \
+             layout version",
+            l.shape.launch, l.layout_version, launches[0].shape.launch
+        )));
+    }
+    Ok(version)
 }
 
 /// Checks that the parts can be written, then encodes everything before the
 /// launches: the header, the device name, the region table, the device's
-/// identity and the clock syncs.
-fn file_header(parts: &CaptureParts<'_>) -> Result<Vec<u8>> {
+/// identity and the clock syncs. Returns it with the launches' buffers.
+fn file_header<'a>(parts: &CaptureParts<'a>) -> Result<(Vec<u8>, Vec<LaunchBuffer<'a>>)> {
     let CaptureParts {
         device,
         regions,
@@ -312,12 +331,7 @@ fn file_header(parts: &CaptureParts<'_>) -> Result<Vec<u8>> {
             name.len()
         )));
     }
-    if !(OLDEST_LAYOUT_VERSION..=LAYOUT_VERSION).contains(&device.layout_version) {
-        return Err(Error::Config(format!(
-            "layout version {} (this build writes {OLDEST_LAYOUT_VERSION} to {LAYOUT_VERSION})",
-            device.layout_version
-        )));
-    }
+    let layout_version = layout_version_of(launches)?;
     let launch_count = u32::try_from(launches.len())
         .map_err(|_| Error::Config("too many launches for one capture".into()))?;
     for s in clock_syncs {
@@ -326,6 +340,7 @@ fn file_header(parts: &CaptureParts<'_>) -> Result<Vec<u8>> {
     }
     let sync_count = u32::try_from(clock_syncs.len())
         .map_err(|_| Error::Config("too many clock syncs for one capture".into()))?;
+    let mut buffers = Vec::with_capacity(launches.len());
     for l in launches {
         if l.kernel.len() > MAX_NAME_BYTES {
             return Err(Error::Config(format!(
@@ -333,19 +348,12 @@ fn file_header(parts: &CaptureParts<'_>) -> Result<Vec<u8>> {
                 l.kernel.len()
             )));
         }
-        l.shape.validate()?;
-        let expected = l.shape.buffer_bytes().unwrap_or(u64::MAX);
-        if l.raw.len() as u64 != expected {
-            return Err(Error::BufferSize {
-                expected,
-                actual: l.raw.len() as u64,
-            });
-        }
+        buffers.push(l.buffer()?);
     }
     let mut h = Vec::with_capacity(HEADER_BYTES + 8 + name.len());
     h.extend_from_slice(&MAGIC);
     h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    h.extend_from_slice(&(device.layout_version as u16).to_le_bytes());
+    h.extend_from_slice(&(layout_version as u16).to_le_bytes());
     h.extend_from_slice(&launch_count.to_le_bytes());
     h.extend_from_slice(&device.sm_count.to_le_bytes());
     h.extend_from_slice(&device.clock_khz.to_le_bytes());
@@ -377,14 +385,19 @@ fn file_header(parts: &CaptureParts<'_>) -> Result<Vec<u8>> {
             h.extend_from_slice(&v.to_le_bytes());
         }
     }
-    Ok(h)
+    Ok((h, buffers))
 }
 
 /// Writes the encoded `header`, then each launch's header and raw buffer
-/// (checked by [`file_header`]).
-fn write_file(header: &[u8], launches: &[LaunchCapture], mut w: impl Write) -> io::Result<()> {
+/// (checked by [`file_header`], which gave `buffers`).
+fn write_file(
+    header: &[u8],
+    launches: &[LaunchCapture],
+    buffers: &[LaunchBuffer<'_>],
+    mut w: impl Write,
+) -> io::Result<()> {
     w.write_all(header)?;
-    for l in launches {
+    for (l, b) in launches.iter().zip(buffers) {
         let s = &l.shape;
         let mut lh = Vec::with_capacity(LAUNCH_HEADER_BYTES);
         for v in [s.launch, s.grid[0], s.grid[1], s.grid[2]]
@@ -403,7 +416,7 @@ fn write_file(header: &[u8], launches: &[LaunchCapture], mut w: impl Write) -> i
         let host = l.host_span.unwrap_or_default();
         for v in [
             l.raw.len() as u64,
-            compact_len(&l.raw, s),
+            compact_len(b),
             host.enqueue_ns,
             host.complete_ns,
         ] {
@@ -415,7 +428,7 @@ fn write_file(header: &[u8], launches: &[LaunchCapture], mut w: impl Write) -> i
         debug_assert_eq!(lh.len(), LAUNCH_HEADER_BYTES);
         w.write_all(&lh)?;
         w.write_all(l.kernel.as_bytes())?;
-        write_compact(&l.raw, s, &mut w)?;
+        write_compact(b, &mut w)?;
     }
     w.flush()
 }
@@ -528,7 +541,7 @@ impl<S: Source> Reader<S> {
     /// Launch record `i` of a file of version `format`: its header,
     /// checked against the shape it describes, then its buffer (whole in
     /// version 1, compact from version 2 on).
-    fn launch_record(&mut self, i: u32, format: u16) -> Result<LaunchCapture> {
+    fn launch_record(&mut self, i: u32, format: u16, layout_version: u32) -> Result<LaunchCapture> {
         let at = self.pos;
         let launch = self.u32("launch index")?;
         let grid = [self.u32("grid")?, self.u32("grid")?, self.u32("grid")?];
@@ -593,6 +606,7 @@ impl<S: Source> Reader<S> {
         Ok(LaunchCapture {
             shape,
             raw,
+            layout_version,
             kernel,
             host_span: host,
         })

@@ -17,70 +17,57 @@
 
 use std::io::{self, Write};
 
-use crate::layout::{SlotMeta, EVENT_BYTES, META_BYTES};
-use crate::shape::LaunchShape;
-
-/// Ring entries stored for a slot whose metadata is `meta`, in a launch
-/// whose rings hold `cap` entries.
-pub fn stored_entries(meta: &SlotMeta, cap: u32) -> u32 {
-    if !meta.is_opened() {
-        0
-    } else if meta.is_flushed() {
-        meta.count.min(cap)
-    } else {
-        cap
-    }
-}
-
-fn meta_at(raw: &[u8], off: usize) -> SlotMeta {
-    let mut b = [0u8; META_BYTES];
-    b.copy_from_slice(&raw[off..off + META_BYTES]);
-    SlotMeta::from_bytes(&b)
-}
+use crate::format::buffer::{stored_entries, LaunchBuffer};
+use crate::format::layout::{SlotMeta, EVENT_BYTES, META_BYTES};
+use crate::format::shape::LaunchShape;
 
 /// Calls `f` with each slot's bytes to store (its metadata and stored
-/// entries), in slot order. `raw` has the length `shape` needs.
+/// entries), in slot order.
 fn for_each_stored(
-    raw: &[u8],
-    shape: &LaunchShape,
+    buffer: &LaunchBuffer<'_>,
     mut f: impl FnMut(&[u8]) -> io::Result<()>,
 ) -> io::Result<()> {
-    let slot_bytes = shape.slot_bytes() as usize;
-    let cap = shape.cap();
-    for off in (0..raw.len()).step_by(slot_bytes.max(1)) {
-        let n = stored_entries(&meta_at(raw, off), cap) as usize;
+    let slot_bytes = buffer.shape().slot_bytes() as usize;
+    let raw = buffer.raw();
+    for slot in buffer.slots() {
+        let off = slot.index() as usize * slot_bytes;
+        let n = slot.stored_entries() as usize;
         f(&raw[off..off + META_BYTES + n * EVENT_BYTES])?;
     }
     Ok(())
 }
 
-/// Bytes of the compact form of `raw`.
-pub fn compact_len(raw: &[u8], shape: &LaunchShape) -> u64 {
+/// Bytes of the compact form of `buffer`.
+pub fn compact_len(buffer: &LaunchBuffer<'_>) -> u64 {
     let mut len = 0u64;
-    let _ = for_each_stored(raw, shape, |b| {
+    let _ = for_each_stored(buffer, |b| {
         len += b.len() as u64;
         Ok(())
     });
     len
 }
 
-/// Writes the compact form of `raw`.
-pub fn write_compact(raw: &[u8], shape: &LaunchShape, w: &mut impl Write) -> io::Result<()> {
-    for_each_stored(raw, shape, |b| w.write_all(b))
+/// Writes the compact form of `buffer`.
+pub fn write_compact(buffer: &LaunchBuffer<'_>, w: &mut impl Write) -> io::Result<()> {
+    for_each_stored(buffer, |b| w.write_all(b))
 }
 
-/// `raw` with every byte the compact form does not store set to zero: what
-/// a capture of `raw` reads back as.
-pub fn stored_part(raw: &[u8], shape: &LaunchShape) -> Vec<u8> {
-    let mut out = vec![0u8; raw.len()];
+/// The buffer with every byte the compact form does not store set to zero:
+/// what a capture of it reads back as.
+pub fn stored_part(buffer: &LaunchBuffer<'_>) -> Vec<u8> {
+    let mut out = vec![0u8; buffer.raw().len()];
     let mut off = 0;
-    let slot_bytes = shape.slot_bytes() as usize;
-    let _ = for_each_stored(raw, shape, |b| {
+    let slot_bytes = buffer.shape().slot_bytes() as usize;
+    let _ = for_each_stored(buffer, |b| {
         out[off..off + b.len()].copy_from_slice(b);
         off += slot_bytes;
         Ok(())
     });
     out
+}
+
+fn meta_at(raw: &[u8], off: usize) -> SlotMeta {
+    SlotMeta::from_bytes(raw[off..off + META_BYTES].try_into().expect("64 bytes"))
 }
 
 /// Expands a compact form, read slot by slot through `read` (which fills
@@ -140,12 +127,13 @@ mod tests {
             .into_capture();
         let shape = launch.shape;
         let raw = &launch.raw;
-        let len = compact_len(raw, &shape);
+        let buffer = launch.buffer().unwrap();
+        let len = compact_len(&buffer);
         // 4 slots of metadata; 5 events; the full ring (32) of the wrapped
         // warp and of the never-flushed one.
         assert_eq!(len, 4 * 64 + (5 + 32 + 32) * 8);
         let mut bytes = Vec::new();
-        write_compact(raw, &shape, &mut bytes).unwrap();
+        write_compact(&buffer, &mut bytes).unwrap();
         assert_eq!(bytes.len() as u64, len);
         let expand = |limit: u64| {
             let mut back = vec![0u8; raw.len()];
@@ -167,15 +155,16 @@ mod tests {
         let (used, back) = expand(len).unwrap();
         assert_eq!(used, len);
         assert_eq!(&back, raw);
-        assert_eq!(&stored_part(raw, &shape), raw);
+        assert_eq!(&stored_part(&buffer), raw);
         // Bytes the decoder never reads are not stored: an entry past a
         // flushed ring's count, the ring of a slot never opened.
         let mut dirty = raw.clone();
         let slot = shape.slot_bytes() as usize;
         dirty[META_BYTES + 5 * EVENT_BYTES] = 0xaa;
         dirty[3 * slot + META_BYTES] = 0xbb;
-        assert_eq!(compact_len(&dirty, &shape), len);
-        assert_eq!(&stored_part(&dirty, &shape), raw);
+        let dirty = LaunchBuffer::new(&dirty, &shape, launch.layout_version).unwrap();
+        assert_eq!(compact_len(&dirty), len);
+        assert_eq!(&stored_part(&dirty), raw);
         // A limit below what the metadata asks for is refused, never read
         // past.
         let e = expand(len - 1).unwrap_err();

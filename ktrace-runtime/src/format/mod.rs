@@ -2,6 +2,7 @@
 //! the launch shape, the region table and the capture format. Everything
 //! downstream (decoding, export) reads these types.
 
+pub mod buffer;
 pub mod capture;
 pub mod compact;
 pub mod layout;

@@ -64,7 +64,6 @@ pub(super) fn device_info(ctx: &Arc<CudaContext>) -> DeviceInfo {
         name: ctx.name().unwrap_or_default(),
         sm_count: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).unwrap_or(0),
         clock_khz: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE).unwrap_or(0),
-        layout_version: crate::layout::LAYOUT_VERSION,
         ordinal: u32::try_from(ctx.ordinal()).ok(),
         uuid: ctx.uuid().ok().map(|u| u.bytes.map(|b| b as u8)),
     }

@@ -292,13 +292,13 @@ impl TraceSession {
         self.stream
             .memset_zeros(buf)
             .map_err(driver("zeroing the trace buffer"))?;
-        self.fills.push(ring_fill(&raw, &self.shape)?);
-        self.launches.push(LaunchCapture {
-            shape: self.shape,
-            raw,
+        let launch = LaunchCapture {
             kernel: self.kernel.clone(),
             host_span: Some(host_span),
-        });
+            ..LaunchCapture::new(self.shape, raw)
+        };
+        self.fills.push(ring_fill(&launch.buffer()?));
+        self.launches.push(launch);
         self.shape.launch = self.shape.launch.saturating_add(1);
         let note = many_launches_note(self.launches.len(), &self.selection, self.sizing.bytes());
         if let (Some(note), false) = (note, self.quiet) {
