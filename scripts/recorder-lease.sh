@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The per-event cost figures of docs/performance.md in one lease: the
+# The per-event cost figures of docs/performance.md in one lease (the
+# earlier leases are in docs/lab/performance-notes.md): the
 # recorder microbenchmark, the gemm and warp_specialized overhead benches,
 # Proton's own instrumentation benchmark and an ncu profile of the
 # newest-N recorder without the skip branch at four events per iteration
