@@ -3,6 +3,7 @@
 
 use super::proto as pb;
 use super::{REALTIME_CLOCK_ID, WRITER_SEQUENCE_ID};
+use crate::timeline::{clock_ns, HostClock};
 
 /// The host's clocks, read together: what lets Perfetto place ktrace's
 /// `CLOCK_REALTIME` times on the `CLOCK_BOOTTIME` axis of its own traces.
@@ -37,12 +38,12 @@ impl HostClocks {
 
     /// Reads the three clocks now: realtime between two boottime reads
     /// (their mean is the boottime written), then monotonic. `None` where
-    /// they cannot be read (not 64-bit Linux).
+    /// they cannot be read (not Linux).
     pub fn now() -> Option<HostClocks> {
-        let b0 = clock_ns(CLOCK_BOOTTIME)?;
-        let realtime_ns = clock_ns(CLOCK_REALTIME)?;
-        let b1 = clock_ns(CLOCK_BOOTTIME)?;
-        let monotonic_ns = clock_ns(CLOCK_MONOTONIC)?;
+        let b0 = clock_ns(HostClock::Boottime)?;
+        let realtime_ns = clock_ns(HostClock::Realtime)?;
+        let b1 = clock_ns(HostClock::Boottime)?;
+        let monotonic_ns = clock_ns(HostClock::Monotonic)?;
         Some(HostClocks {
             realtime_ns,
             boottime_ns: b0 + (b1.saturating_sub(b0)) / 2,
@@ -77,39 +78,4 @@ impl HostClocks {
             ..Default::default()
         }
     }
-}
-
-const CLOCK_REALTIME: i32 = 0;
-const CLOCK_MONOTONIC: i32 = 1;
-const CLOCK_BOOTTIME: i32 = 7;
-
-#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-fn clock_ns(clock: i32) -> Option<u64> {
-    #[repr(C)]
-    struct Timespec {
-        tv_sec: i64,
-        tv_nsec: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
-    }
-    let mut ts = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec (two 64-bit fields on
-    // 64-bit Linux) and clock_gettime writes only into it.
-    let rc = unsafe { clock_gettime(clock, &mut ts) };
-    if rc != 0 {
-        return None;
-    }
-    u64::try_from(ts.tv_sec)
-        .ok()?
-        .checked_mul(1_000_000_000)?
-        .checked_add(u64::try_from(ts.tv_nsec).ok()?)
-}
-
-#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
-fn clock_ns(_clock: i32) -> Option<u64> {
-    None
 }

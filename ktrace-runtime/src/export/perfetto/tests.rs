@@ -658,7 +658,7 @@ fn values_become_annotations_named_value_and_end_value() {
     }
 }
 
-#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+#[cfg(target_os = "linux")]
 #[test]
 fn host_clocks_are_read_together() {
     let a = HostClocks::now().expect("clock_gettime works on Linux");
