@@ -9,6 +9,7 @@ pub mod filter;
 pub mod perfetto;
 mod region_slots;
 pub mod report;
+pub mod sink;
 pub mod summary;
 
 /// Perfetto's messages under their former path (they are [`perfetto::proto`]).

@@ -86,6 +86,7 @@ mod tracks;
 pub use host_clocks::HostClocks;
 
 use super::region_slots::RegionSlots;
+use super::sink::{LaunchView, TraceSink};
 use crate::decode::{Decoder, WarpTrace};
 use crate::regions::Regions;
 use encode::{push_annotation, push_varint};
@@ -385,6 +386,33 @@ impl<W: Write> PerfettoWriter<W> {
         self.pos = 0;
         self.w.flush()?;
         Ok(self.w)
+    }
+}
+
+impl<W: Write> TraceSink for PerfettoWriter<W> {
+    /// Nothing: the file ends with its last warp.
+    type Trailer = ();
+    type Output = W;
+
+    /// [`PerfettoWriter::launch`] with the view's group, decoder and
+    /// regions.
+    fn begin_launch(&mut self, launch: &LaunchView<'_>) -> io::Result<()> {
+        self.launch(launch.group, launch.decoder, launch.regions)
+    }
+
+    /// [`PerfettoWriter::warp`].
+    fn warp(&mut self, warp: &WarpTrace) -> io::Result<()> {
+        PerfettoWriter::warp(self, warp)
+    }
+
+    /// [`PerfettoWriter::events_written`].
+    fn events_written(&self) -> u64 {
+        PerfettoWriter::events_written(self)
+    }
+
+    /// [`PerfettoWriter::finish`].
+    fn finish(self, _trailer: &()) -> io::Result<W> {
+        PerfettoWriter::finish(self)
     }
 }
 
