@@ -332,27 +332,51 @@ pub fn host_clocks_ns() -> (u64, u64) {
     let realtime = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
-    (realtime, boottime_ns())
+    (realtime, clock_ns(HostClock::Boottime).unwrap_or(0))
 }
 
+/// A clock of the host that [`clock_ns`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HostClock {
+    /// `CLOCK_REALTIME`: Unix time.
+    Realtime,
+    /// `CLOCK_MONOTONIC`: time since boot, suspended time left out.
+    Monotonic,
+    /// `CLOCK_BOOTTIME`: time since boot, suspended time included.
+    Boottime,
+}
+
+/// `clock` now, in ns: `clock_gettime`, the one place the host's clocks are
+/// read by id. `None` where it cannot be read (not Linux, or the call
+/// fails).
 #[cfg(target_os = "linux")]
-fn boottime_ns() -> u64 {
+pub(crate) fn clock_ns(clock: HostClock) -> Option<u64> {
+    let id = match clock {
+        HostClock::Realtime => libc::CLOCK_REALTIME,
+        HostClock::Monotonic => libc::CLOCK_MONOTONIC,
+        HostClock::Boottime => libc::CLOCK_BOOTTIME,
+    };
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid timespec to write; CLOCK_BOOTTIME exists on
-    // every Linux this runs on (2.6.39 and later).
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    // SAFETY: `ts` is a valid timespec to write and clock_gettime writes
+    // only into it; the three clocks exist on every Linux this runs on
+    // (CLOCK_BOOTTIME since 2.6.39).
+    let rc = unsafe { libc::clock_gettime(id, &mut ts) };
     if rc != 0 {
-        return 0;
+        return None;
     }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    u64::try_from(ts.tv_sec)
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(u64::try_from(ts.tv_nsec).ok()?)
 }
 
+/// `clock` now, in ns: `None`, no clock is read off Linux.
 #[cfg(not(target_os = "linux"))]
-fn boottime_ns() -> u64 {
-    0
+pub(crate) fn clock_ns(_clock: HostClock) -> Option<u64> {
+    None
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use std::io::{self, Write};
 
 use super::region_slots::RegionSlots;
+use super::sink::{LaunchView, TraceSink};
 use crate::decode::{Span, TimedEvent, WarpTrace};
 use crate::layout::EventKind;
 use crate::regions::Regions;
@@ -175,6 +176,8 @@ pub struct ChromeWriter<W: Write> {
     args: Vec<u8>,
     regions: Regions,
     events: u64,
+    /// Whether [`TraceSink::begin_launch`] took the trace's launch.
+    launch_begun: bool,
 }
 
 impl<W: Write> ChromeWriter<W> {
@@ -197,6 +200,7 @@ impl<W: Write> ChromeWriter<W> {
             args: Vec::new(),
             regions: regions.clone(),
             events: 0,
+            launch_begun: false,
         })
     }
 
@@ -404,6 +408,48 @@ impl<W: Write> ChromeWriter<W> {
         self.w.write_all(&self.out)?;
         self.w.flush()?;
         Ok(self.w)
+    }
+}
+
+impl<W: Write> TraceSink for ChromeWriter<W> {
+    /// The file's `otherData` object.
+    type Trailer = serde_json::Value;
+    type Output = W;
+
+    /// Takes the trace's one launch: its events are named after
+    /// `launch.regions` (those given to [`ChromeWriter::begin`] unless they
+    /// differ) and timed from the `t0_ps` given there. Fails with
+    /// `InvalidInput` for a second launch, or once a warp is written.
+    fn begin_launch(&mut self, launch: &LaunchView<'_>) -> io::Result<()> {
+        if self.launch_begun || self.warp_no > 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a Chrome trace holds one launch",
+            ));
+        }
+        self.launch_begun = true;
+        if *launch.regions != self.regions {
+            self.regions = launch.regions.clone();
+            self.slots = RegionSlots::new(launch.regions);
+            self.heads.clear();
+            self.tails.clear();
+        }
+        Ok(())
+    }
+
+    /// [`ChromeWriter::warp`].
+    fn warp(&mut self, warp: &WarpTrace) -> io::Result<()> {
+        ChromeWriter::warp(self, warp)
+    }
+
+    /// [`ChromeWriter::events_written`].
+    fn events_written(&self) -> u64 {
+        ChromeWriter::events_written(self)
+    }
+
+    /// [`ChromeWriter::finish`], `trailer` as `otherData`.
+    fn finish(self, trailer: &serde_json::Value) -> io::Result<W> {
+        ChromeWriter::finish(self, trailer)
     }
 }
 

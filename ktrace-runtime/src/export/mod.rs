@@ -7,10 +7,13 @@ pub mod chrome;
 mod collect;
 pub mod filter;
 pub mod perfetto;
-pub mod perfetto_proto;
 mod region_slots;
 pub mod report;
+pub mod sink;
 pub mod summary;
+
+/// Perfetto's messages under their former path (they are [`perfetto::proto`]).
+pub use perfetto::proto as perfetto_proto;
 
 use std::borrow::{Borrow, Cow};
 use std::io::{self, Write};

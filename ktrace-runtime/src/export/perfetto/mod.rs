@@ -1,0 +1,486 @@
+//! Perfetto's native trace format (`.pftrace`), written warp by warp: the
+//! same events as the Chrome trace ([`super::chrome`]) at a fraction of the
+//! size, with every launch of a capture in one file.
+//!
+//! # Tracks
+//!
+//! Tracks nest device → launch → SM → block → warp ("GPU: NVIDIA H200",
+//! "launch 3: …", "SM 012", "Block 0003", "Warp 02"), each parent ordering
+//! its children explicitly (`child_ordering = EXPLICIT`,
+//! `sibling_order_rank` = launch number, SM id, block index, warp index).
+//! A warp's spans are slices (`SLICE_BEGIN`/`SLICE_END`) and its marks
+//! instants (`INSTANT`), the events the Chrome writer shows by default:
+//! begins and ends that the decoder could not pair are left out of both
+//! (the diagnostics count them). Spans are matched per region, so two
+//! regions can overlap without nesting (`A` over 0..10, `B` over 5..15);
+//! Perfetto's slices must nest on a track, so a span that does not nest
+//! where it starts goes on the first of the warp's child tracks ("Overlap
+//! 1", "Overlap 2", …) where it does. Every span is shown as recorded and
+//! slices nest on every track. A launch given a host span
+//! ([`LaunchGroup::host_span_ns`]) gets a "Host" track above its SMs.
+//!
+//! Warps with no span and no mark get no track, nor do SMs and blocks
+//! without such a warp.
+//!
+//! # Times
+//!
+//! An event at `t_ps` (picoseconds from the launch origin, see
+//! [`Decoder::origin_globaltimer`]) is written at
+//! `origin_globaltimer + round(t_ps / 1000) + offset_ns` nanoseconds, the
+//! division rounded to the nearest nanosecond with halves rounded up (the
+//! origin is a whole number of ns, so this is the absolute time rounded
+//! the same way). Rounding never reorders events, so nesting is kept; spans
+//! shorter than 0.5 ns may become zero-length. Times are on the
+//! `CLOCK_REALTIME` axis (builtin clock 1): `%globaltimer` counts Unix-epoch
+//! nanoseconds on Linux drivers, and [`LaunchGroup::offset_ns`] corrects it
+//! when the host knows better. Times before the epoch are written as 0.
+//!
+//! With [`PerfettoOptions::host_clocks`] the file carries a snapshot of the
+//! host's realtime, boottime and monotonic clocks and names `BOOTTIME` as
+//! the trace clock, so Perfetto converts the events to `BOOTTIME`, the
+//! clock of its own Linux traces: `cat host.pftrace ktrace.pftrace >
+//! both.pftrace` puts both on one timeline. Without it the trace clock is
+//! `REALTIME`.
+//!
+//! # Encoding
+//!
+//! Each warp is its own packet sequence (`trusted_packet_sequence_id`
+//! 16385 and up, clear of the small ids of Perfetto's own writers; the
+//! writer's own packets use 16384). Its first packet clears the sequence's
+//! state and carries a clock snapshot that starts an incremental clock
+//! (sequence-scoped clock 64) at the warp's first event, and defaults that
+//! put every event on that clock and on the warp's track. An event is then
+//! a packet holding the nanoseconds since the warp's previous event, the
+//! sequence id, the event type and an interned name id: 12 to 15 bytes.
+//! Region names are interned per sequence, in the packet of their first
+//! use. With [`PerfettoOptions::args`], slice begins and instants also
+//! carry `sm`, `block`, `warp` and `region` as debug annotations (interned
+//! names, about 25 more bytes each); the tracks hold the same facts.
+//!
+//! The rare packets (clock snapshots, track descriptors) are built from the
+//! `prost` messages of [`proto`]; event packets, one per
+//! event, are encoded by hand into a reused buffer, byte for byte what
+//! `prost` writes for the same message (a unit test checks it).
+
+//!
+//! # Files
+//!
+//! This file holds the writer's public API and its output buffer;
+//! `tracks.rs` plans the tracks (uuids, descriptors, the lanes of spans
+//! that overlap), `encode.rs` encodes the event packets by hand,
+//! `host_clocks.rs` reads the host's clocks and [`proto`] declares the
+//! messages.
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+
+use prost::Message;
+
+mod encode;
+mod host_clocks;
+pub mod proto;
+#[cfg(test)]
+mod tests;
+mod tracks;
+
+pub use host_clocks::HostClocks;
+
+use super::region_slots::RegionSlots;
+use super::sink::{LaunchView, TraceSink};
+use crate::decode::{Decoder, WarpTrace};
+use crate::regions::Regions;
+use encode::{push_annotation, push_varint};
+use proto as pb;
+use tracks::{splitmix64, Ev, WarpTracks};
+
+/// The sequence-scoped clock that event timestamps are deltas on.
+pub const INCREMENTAL_CLOCK_ID: u32 = 64;
+/// `BUILTIN_CLOCK_REALTIME`, the clock of the written times.
+pub const REALTIME_CLOCK_ID: u32 = 1;
+/// The writer's own sequence id; warps get the ids after it.
+pub const WRITER_SEQUENCE_ID: u32 = 1 << 14;
+
+/// Output is gathered in a buffer of this size and handed to the writer
+/// whenever less than [`SLACK`] bytes are left.
+const BUF_LEN: usize = 256 * 1024;
+/// Room kept free for one event packet (at most 45 bytes by the fast path).
+const SLACK: usize = 64;
+
+/// Interned debug annotation name ids (with [`PerfettoOptions::args`]).
+const ARG_NAMES: [(u64, &str); 4] = [(1, "sm"), (2, "block"), (3, "warp"), (4, "region")];
+
+/// Choices for the `.pftrace` file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PerfettoOptions {
+    /// The host's clocks, to convert the trace to `BOOTTIME` (see the
+    /// module docs). `None`: the trace clock is `REALTIME`.
+    pub host_clocks: Option<HostClocks>,
+    /// Debug annotations `sm`, `block`, `warp` and `region` on every slice
+    /// begin and instant (about 25 bytes more per such event).
+    pub args: bool,
+}
+
+/// One launch in the file: its tracks' names and where its events go on
+/// the output axis.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LaunchGroup {
+    /// The launch track's name, e.g. "launch 3: gemm_kernel".
+    pub title: String,
+    /// The device track's name, e.g. "GPU 0: NVIDIA H200". Launches with the
+    /// same device name share its track.
+    pub device: String,
+    /// Added to absolute `%globaltimer` nanoseconds to place events on the
+    /// output axis (`CLOCK_REALTIME`); 0 keeps the globaltimer axis.
+    pub offset_ns: i64,
+    /// The host's enqueue and completion of the launch, in ns on the output
+    /// axis: a slice on the launch's "Host" track.
+    pub host_span_ns: Option<(u64, u64)>,
+}
+
+/// Slice begin, slice end and instant, as `TrackEvent.type` values.
+const SLICE_BEGIN: u8 = 1;
+const SLICE_END: u8 = 2;
+const INSTANT: u8 = 3;
+
+/// The launch being written.
+struct LaunchState {
+    uuid: u64,
+    /// `origin + offset_ns`, ns: where `t_ps = 0` goes.
+    base_ns: i64,
+    sms: HashSet<u16>,
+    blocks: HashSet<(u16, u32)>,
+}
+
+/// Streams a `.pftrace`: [`PerfettoWriter::begin`], then for each launch
+/// [`PerfettoWriter::launch`] followed by [`PerfettoWriter::warp`] for each
+/// of its warps, then [`PerfettoWriter::finish`].
+pub struct PerfettoWriter<W: Write> {
+    w: W,
+    /// Packets not yet handed to `w`: `out[..pos]` (`out` keeps its length,
+    /// [`BUF_LEN`]).
+    out: Vec<u8>,
+    pos: usize,
+    /// Scratch for one packet built from `prost` messages.
+    pkt: Vec<u8>,
+    opts: PerfettoOptions,
+    regions: Regions,
+    slots: RegionSlots,
+    /// Per slot, once seen: the region's name.
+    names: Vec<Option<String>>,
+    /// Per slot: the sequence whose state holds the name (0: none).
+    interned: Vec<u32>,
+    /// Scratch: the interned data of one event packet, encoded.
+    intern_buf: Vec<u8>,
+    /// Per slot: the `region` debug annotation, encoded.
+    region_args: Vec<Vec<u8>>,
+    /// The `sm`, `block` and `warp` debug annotations of the current warp.
+    warp_args: Vec<u8>,
+    /// The current event's values as annotations.
+    value_args: Vec<u8>,
+    /// The current warp's sequence id (0 before the first warp).
+    seq: u32,
+    /// `seq` as a varint after its field key.
+    seq_field: ([u8; 6], usize),
+    /// Devices seen, with their track uuids.
+    devices: Vec<(String, u64)>,
+    /// Mixed into every track uuid: from the first launch's origin.
+    salt: u64,
+    launch: Option<LaunchState>,
+    /// Scratch: the current warp's events; per lane, the ends of its open
+    /// spans (innermost last) with their slots.
+    evs: Vec<Ev>,
+    lanes: Vec<Vec<(i64, u32)>>,
+    /// Spans and marks written.
+    events: u64,
+    /// Track events written (a span is two).
+    track_events: u64,
+}
+
+impl<W: Write> PerfettoWriter<W> {
+    /// Starts the file. With host clocks, it begins with their snapshot.
+    pub fn begin(w: W, opts: PerfettoOptions) -> io::Result<Self> {
+        let mut pw = PerfettoWriter {
+            w,
+            out: vec![0; BUF_LEN],
+            pos: 0,
+            pkt: Vec::with_capacity(256),
+            opts,
+            regions: Regions::new(),
+            slots: RegionSlots::new(&Regions::new()),
+            names: Vec::new(),
+            interned: Vec::new(),
+            intern_buf: Vec::new(),
+            region_args: Vec::new(),
+            warp_args: Vec::new(),
+            value_args: Vec::new(),
+            seq: 0,
+            seq_field: ([0; 6], 0),
+            devices: Vec::new(),
+            salt: 0,
+            launch: None,
+            evs: Vec::new(),
+            lanes: Vec::new(),
+            events: 0,
+            track_events: 0,
+        };
+        if let Some(h) = opts.host_clocks {
+            pw.packet(&h.snapshot_packet())?;
+        }
+        Ok(pw)
+    }
+
+    /// Spans and marks written so far: the events the Chrome writer writes
+    /// for the same warps by default.
+    pub fn events_written(&self) -> u64 {
+        self.events
+    }
+
+    /// Track events written so far (a span is a begin and an end).
+    pub fn track_events_written(&self) -> u64 {
+        self.track_events
+    }
+
+    /// Appends one `prost` packet, framed as a `Trace.packet` field.
+    fn packet(&mut self, p: &pb::TracePacket) -> io::Result<()> {
+        let mut pkt = std::mem::take(&mut self.pkt);
+        pkt.clear();
+        p.encode_raw(&mut pkt);
+        let mut head = Vec::with_capacity(11);
+        head.push(0x0a);
+        push_varint(&mut head, pkt.len() as u64);
+        let r = self.put(&head).and_then(|()| self.put(&pkt));
+        self.pkt = pkt;
+        r
+    }
+
+    /// Appends `bytes` to the output.
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.pos + bytes.len() > BUF_LEN - SLACK {
+            self.w.write_all(&self.out[..self.pos])?;
+            self.pos = 0;
+            if bytes.len() > BUF_LEN - SLACK {
+                return self.w.write_all(bytes);
+            }
+        }
+        self.out[self.pos..self.pos + bytes.len()].copy_from_slice(bytes);
+        self.pos += bytes.len();
+        Ok(())
+    }
+
+    /// Starts a launch: its device track (once per device name), its track
+    /// and its host span. The warps of `dec` follow through
+    /// [`PerfettoWriter::warp`]; `regions` names their events.
+    pub fn launch(
+        &mut self,
+        group: &LaunchGroup,
+        dec: &Decoder<'_>,
+        regions: &Regions,
+    ) -> io::Result<()> {
+        if *regions != self.regions || self.launch.is_none() {
+            self.use_regions(regions);
+        }
+        let origin = dec.origin_globaltimer();
+        if self.launch.is_none() {
+            self.salt = splitmix64(origin ^ 0x6b74_7261_6365_0000);
+            if self.opts.host_clocks.is_none() {
+                // Alone, the file's times are on REALTIME.
+                let ns = origin.saturating_add_signed(group.offset_ns);
+                self.packet(&realtime_snapshot_packet(ns))?;
+            }
+        }
+        let seq_saved = self.seq;
+        self.seq = 0; // descriptors below go on the writer's sequence
+        let uuid = self.launch_tracks(group, dec)?;
+        self.seq = seq_saved;
+        self.launch = Some(LaunchState {
+            uuid,
+            base_ns: i64::try_from(origin)
+                .unwrap_or(i64::MAX)
+                .saturating_add(group.offset_ns),
+            sms: HashSet::new(),
+            blocks: HashSet::new(),
+        });
+        Ok(())
+    }
+
+    /// Names events after `regions` from now on: the per-slot caches start
+    /// empty.
+    fn use_regions(&mut self, regions: &Regions) {
+        self.regions = regions.clone();
+        self.slots = RegionSlots::new(regions);
+        self.names.clear();
+        self.interned.clear();
+        self.region_args.clear();
+    }
+
+    /// The slot of `region`, its name cached.
+    #[inline]
+    fn slot(&mut self, region: u16) -> u32 {
+        let i = usize::from(region);
+        if self.names.get(i).is_some_and(|n| n.is_some()) && self.slots.is_direct(region) {
+            return i as u32;
+        }
+        self.new_slot(region)
+    }
+
+    /// [`PerfettoWriter::slot`] the first time a region is seen, and for
+    /// ids outside the table.
+    #[cold]
+    fn new_slot(&mut self, region: u16) -> u32 {
+        let i = self.slots.index(region);
+        if i >= self.names.len() {
+            self.names.resize(i + 1, None);
+            self.interned.resize(i + 1, 0);
+            self.region_args.resize_with(i + 1, Vec::new);
+        }
+        if self.names[i].is_none() {
+            self.names[i] = Some(self.regions.name(region).into_owned());
+            let a = &mut self.region_args[i];
+            push_annotation(a, 4, u64::from(region));
+        }
+        i as u32
+    }
+
+    /// Writes one warp of the current launch: its tracks, then its spans
+    /// and marks.
+    pub fn warp(&mut self, warp: &WarpTrace) -> io::Result<()> {
+        let Some(launch) = self.launch.as_ref() else {
+            return Err(io::Error::other("PerfettoWriter::warp before launch"));
+        };
+        let (launch_uuid, base_ns) = (launch.uuid, launch.base_ns);
+        if warp.spans.is_empty() && warp.marks().next().is_none() {
+            return Ok(());
+        }
+        self.plan(warp);
+        let Some(first) = self.evs.first() else {
+            return Ok(());
+        };
+        let first_ns = ns_at(base_ns, first.t);
+
+        let seq = self.next_sequence();
+        let tracks = WarpTracks::new(launch_uuid, warp.id);
+        let start = sequence_start_packet(seq, tracks.warp, first_ns, self.opts.args);
+        self.packet(&start)?;
+        self.warp_tracks(warp.id, &tracks)?;
+        self.start_sequence_fields(warp.id, seq);
+
+        let evs = std::mem::take(&mut self.evs);
+        let r = self.events_of_warp(&evs, base_ns, first_ns, tracks.warp);
+        self.evs = evs;
+        r
+    }
+
+    /// Moves on to the next warp's sequence id, after the writer's own.
+    fn next_sequence(&mut self) -> u32 {
+        self.seq = if self.seq == 0 {
+            WRITER_SEQUENCE_ID + 1
+        } else {
+            self.seq.wrapping_add(1).max(WRITER_SEQUENCE_ID + 1)
+        };
+        self.seq
+    }
+
+    /// Writes what is left and returns the writer.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.w.write_all(&self.out[..self.pos])?;
+        self.pos = 0;
+        self.w.flush()?;
+        Ok(self.w)
+    }
+}
+
+impl<W: Write> TraceSink for PerfettoWriter<W> {
+    /// Nothing: the file ends with its last warp.
+    type Trailer = ();
+    type Output = W;
+
+    /// [`PerfettoWriter::launch`] with the view's group, decoder and
+    /// regions.
+    fn begin_launch(&mut self, launch: &LaunchView<'_>) -> io::Result<()> {
+        self.launch(launch.group, launch.decoder, launch.regions)
+    }
+
+    /// [`PerfettoWriter::warp`].
+    fn warp(&mut self, warp: &WarpTrace) -> io::Result<()> {
+        PerfettoWriter::warp(self, warp)
+    }
+
+    /// [`PerfettoWriter::events_written`].
+    fn events_written(&self) -> u64 {
+        PerfettoWriter::events_written(self)
+    }
+
+    /// [`PerfettoWriter::finish`].
+    fn finish(self, _trailer: &()) -> io::Result<W> {
+        PerfettoWriter::finish(self)
+    }
+}
+
+/// The first packet of the file without host clocks: the trace clock is
+/// `REALTIME`, read `ns` at the first launch's origin.
+fn realtime_snapshot_packet(ns: u64) -> pb::TracePacket {
+    pb::TracePacket {
+        trusted_packet_sequence_id: Some(WRITER_SEQUENCE_ID),
+        first_packet_on_sequence: Some(true),
+        data: Some(pb::trace_packet::Data::ClockSnapshot(pb::ClockSnapshot {
+            clocks: vec![pb::clock_snapshot::Clock {
+                clock_id: Some(REALTIME_CLOCK_ID),
+                timestamp: Some(ns),
+                is_incremental: None,
+            }],
+            primary_trace_clock: Some(pb::BuiltinClock::BuiltinClockRealtime as i32),
+        })),
+        ..Default::default()
+    }
+}
+
+/// The first packet of a warp's sequence `seq`, its state: a clock
+/// snapshot starting the incremental clock at `first_ns`, defaults that put
+/// events on that clock and on the warp's track, and with `args` the
+/// annotation names.
+fn sequence_start_packet(seq: u32, warp_uuid: u64, first_ns: u64, args: bool) -> pb::TracePacket {
+    pb::TracePacket {
+        trusted_packet_sequence_id: Some(seq),
+        first_packet_on_sequence: Some(true),
+        sequence_flags: Some(pb::trace_packet::SequenceFlags::SeqIncrementalStateCleared as u32),
+        trace_packet_defaults: Some(pb::TracePacketDefaults {
+            timestamp_clock_id: Some(INCREMENTAL_CLOCK_ID),
+            track_event_defaults: Some(pb::TrackEventDefaults {
+                track_uuid: Some(warp_uuid),
+            }),
+        }),
+        interned_data: args.then(|| pb::InternedData {
+            event_names: Vec::new(),
+            debug_annotation_names: ARG_NAMES
+                .iter()
+                .map(|&(iid, name)| pb::DebugAnnotationName {
+                    iid: Some(iid),
+                    name: Some(name.into()),
+                })
+                .collect(),
+        }),
+        data: Some(pb::trace_packet::Data::ClockSnapshot(pb::ClockSnapshot {
+            clocks: vec![
+                pb::clock_snapshot::Clock {
+                    clock_id: Some(REALTIME_CLOCK_ID),
+                    timestamp: Some(first_ns),
+                    is_incremental: None,
+                },
+                pb::clock_snapshot::Clock {
+                    clock_id: Some(INCREMENTAL_CLOCK_ID),
+                    timestamp: Some(first_ns),
+                    is_incremental: Some(true),
+                },
+            ],
+            primary_trace_clock: None,
+        })),
+        ..Default::default()
+    }
+}
+
+/// `base_ns + round(t_ps / 1000)` (halves up), 0 if before the epoch.
+#[inline]
+fn ns_at(base_ns: i64, t_ps: i64) -> u64 {
+    let ns = base_ns.saturating_add(t_ps.saturating_add(500).div_euclid(1000));
+    ns.max(0) as u64
+}

@@ -1,0 +1,451 @@
+//! Track planning: the uuids of the device, launch, SM, block, warp and
+//! overlap tracks, their descriptor packets, and the layout of a warp's
+//! spans on lanes (lane 0: the warp's own track; lane `n`: its "Overlap n"
+//! track) with its marks merged in, in output order.
+
+use std::io::{self, Write};
+use std::iter::Peekable;
+
+use super::proto as pb;
+use super::{
+    LaunchGroup, PerfettoWriter, INSTANT, REALTIME_CLOCK_ID, SLICE_BEGIN, SLICE_END,
+    WRITER_SEQUENCE_ID,
+};
+use crate::decode::{Decoder, Span, TimedEvent, WarpTrace};
+use crate::diagnostics::WarpId;
+
+/// One event of the warp being written, in output order.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Ev {
+    /// Time in ps from the launch origin.
+    pub(super) t: i64,
+    /// The region's slot in [`PerfettoWriter::names`].
+    pub(super) slot: u32,
+    /// [`SLICE_BEGIN`], [`SLICE_END`] or [`INSTANT`].
+    pub(super) kind: u8,
+    /// 0: the warp's track; `n`: its n-th overlap track.
+    pub(super) lane: u32,
+    /// The value recorded with a mark or a span's begin.
+    pub(super) value: Option<u32>,
+    /// The value recorded with a span's end (on its begin event).
+    pub(super) end_value: Option<u32>,
+}
+
+impl Ev {
+    /// The begin of span `s`, whose region has `slot`, on `lane`.
+    #[inline]
+    fn begin(s: &Span, slot: u32, lane: u32) -> Ev {
+        Ev {
+            t: s.start_ps,
+            slot,
+            kind: SLICE_BEGIN,
+            lane,
+            value: s.begin_value,
+            end_value: s.end_value,
+        }
+    }
+
+    /// The end, at `t`, of a span whose region has `slot`, on `lane`.
+    #[inline]
+    fn end(t: i64, slot: u32, lane: u32) -> Ev {
+        Ev {
+            t,
+            slot,
+            kind: SLICE_END,
+            lane,
+            value: None,
+            end_value: None,
+        }
+    }
+
+    /// Mark `m`, whose region has `slot`, on the warp's track.
+    #[inline]
+    fn mark(m: &TimedEvent, slot: u32) -> Ev {
+        Ev {
+            t: m.t_ps,
+            slot,
+            kind: INSTANT,
+            lane: 0,
+            value: m.value,
+            end_value: None,
+        }
+    }
+}
+
+/// The uuids of a warp's tracks and of those above it in the launch.
+pub(super) struct WarpTracks {
+    pub(super) launch: u64,
+    pub(super) sm: u64,
+    pub(super) block: u64,
+    pub(super) warp: u64,
+}
+
+impl WarpTracks {
+    /// The tracks of warp `id` in the launch whose track is `launch_uuid`.
+    pub(super) fn new(launch_uuid: u64, id: WarpId) -> WarpTracks {
+        let sm = child_uuid(launch_uuid, 2, u64::from(id.sm));
+        let block = child_uuid(sm, 3, u64::from(id.block));
+        let warp = child_uuid(block, 4, u64::from(id.warp));
+        WarpTracks {
+            launch: launch_uuid,
+            sm,
+            block,
+            warp,
+        }
+    }
+}
+
+/// The uuid of the warp's `lane`-th overlap track ("Overlap `lane`").
+#[inline]
+pub(super) fn overlap_track(warp_uuid: u64, lane: u32) -> u64 {
+    child_uuid(warp_uuid, 5, u64::from(lane))
+}
+
+impl<W: Write> PerfettoWriter<W> {
+    /// A track descriptor packet on the current sequence.
+    fn track(
+        &mut self,
+        uuid: u64,
+        parent: Option<u64>,
+        name: String,
+        rank: i32,
+        description: Option<String>,
+    ) -> io::Result<()> {
+        let seq = if self.seq == 0 {
+            WRITER_SEQUENCE_ID
+        } else {
+            self.seq
+        };
+        self.packet(&pb::TracePacket {
+            trusted_packet_sequence_id: Some(seq),
+            data: Some(pb::trace_packet::Data::TrackDescriptor(
+                pb::TrackDescriptor {
+                    uuid: Some(uuid),
+                    parent_uuid: parent,
+                    name: Some(name),
+                    description,
+                    child_ordering: Some(
+                        pb::track_descriptor::ChildTracksOrdering::Explicit as i32,
+                    ),
+                    sibling_order_rank: Some(rank),
+                },
+            )),
+            ..Default::default()
+        })
+    }
+
+    /// The tracks of a launch: its device's (once per device name), its
+    /// own and, with a host span, its "Host" track and the span. Returns
+    /// the launch track's uuid.
+    pub(super) fn launch_tracks(
+        &mut self,
+        group: &LaunchGroup,
+        dec: &Decoder<'_>,
+    ) -> io::Result<u64> {
+        let device_uuid = self.device_track(&group.device)?;
+        let origin = dec.origin_globaltimer();
+        let launch = u64::from(dec.shape().launch);
+        let uuid = child_uuid(device_uuid, 1, launch ^ (origin << 20));
+        self.track(
+            uuid,
+            Some(device_uuid),
+            group.title.clone(),
+            rank32(launch),
+            None,
+        )?;
+        if let Some(span) = group.host_span_ns {
+            self.host_span(uuid, &group.title, span)?;
+        }
+        Ok(uuid)
+    }
+
+    /// The uuid of the track of `device`, its descriptor written the first
+    /// time the name is seen.
+    fn device_track(&mut self, device: &str) -> io::Result<u64> {
+        if let Some(&(_, u)) = self.devices.iter().find(|(d, _)| d == device) {
+            return Ok(u);
+        }
+        let rank = self.devices.len() as i32;
+        let uuid = child_uuid(self.salt, 0, fnv1a(device.as_bytes()));
+        self.devices.push((device.to_owned(), uuid));
+        self.track(uuid, None, device.to_owned(), rank, None)?;
+        Ok(uuid)
+    }
+
+    /// The launch's "Host" track and on it the slice `title` over
+    /// `start..end` (ns on the output axis).
+    fn host_span(&mut self, launch_uuid: u64, title: &str, span: (u64, u64)) -> io::Result<()> {
+        let (start, end) = span;
+        let host = child_uuid(launch_uuid, 6, 0);
+        self.track(
+            host,
+            Some(launch_uuid),
+            "Host".into(),
+            -1,
+            Some("the host's enqueue to completion of the launch".into()),
+        )?;
+        for (ts, kind) in [(start, SLICE_BEGIN), (end.max(start), SLICE_END)] {
+            self.packet(&pb::TracePacket {
+                timestamp: Some(ts),
+                timestamp_clock_id: Some(REALTIME_CLOCK_ID),
+                trusted_packet_sequence_id: Some(WRITER_SEQUENCE_ID),
+                data: Some(pb::trace_packet::Data::TrackEvent(pb::TrackEvent {
+                    r#type: Some(i32::from(kind)),
+                    track_uuid: Some(host),
+                    name: (kind == SLICE_BEGIN).then(|| title.to_owned()),
+                    ..Default::default()
+                })),
+                ..Default::default()
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The descriptors of warp `id`'s tracks: its SM's and block's when
+    /// new in the launch, its own, and the overlap tracks its planned
+    /// events use.
+    pub(super) fn warp_tracks(&mut self, id: WarpId, t: &WarpTracks) -> io::Result<()> {
+        let launch = self.launch.as_mut().expect("a launch is being written");
+        let new_sm = launch.sms.insert(id.sm);
+        let new_block = launch.blocks.insert((id.sm, id.block));
+        if new_sm {
+            self.track(
+                t.sm,
+                Some(t.launch),
+                format!("SM {:03}", id.sm),
+                i32::from(id.sm),
+                None,
+            )?;
+        }
+        if new_block {
+            self.track(
+                t.block,
+                Some(t.sm),
+                format!("Block {:04}", id.block),
+                rank32(u64::from(id.block)),
+                None,
+            )?;
+        }
+        self.track(
+            t.warp,
+            Some(t.block),
+            format!("Warp {:02}", id.warp),
+            i32::from(id.warp),
+            None,
+        )?;
+        let max_lane = self.evs.iter().map(|e| e.lane).max().unwrap_or(0);
+        for lane in 1..=max_lane {
+            self.track(
+                overlap_track(t.warp, lane),
+                Some(t.warp),
+                format!("Overlap {lane}"),
+                lane as i32,
+                Some(format!(
+                    "spans of Warp {:02} that overlap an earlier span without nesting in it",
+                    id.warp
+                )),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Lays out the warp's spans on tracks (lane 0: the warp's own) and
+    /// merges in its marks: `self.evs` in output order.
+    pub(super) fn plan(&mut self, warp: &WarpTrace) {
+        if nest(&warp.spans, &mut self.lanes) {
+            self.plan_one_track(warp);
+        } else {
+            self.plan_overlaps(warp);
+        }
+    }
+
+    /// [`PerfettoWriter::plan`] for a warp whose spans all nest on its own
+    /// track: one pass over spans and marks.
+    fn plan_one_track(&mut self, warp: &WarpTrace) {
+        let mut evs = std::mem::take(&mut self.evs);
+        let mut stack = std::mem::take(&mut self.lanes[0]);
+        evs.clear();
+        stack.clear();
+        let mut marks = warp.marks().peekable();
+        // Marks go after the slice events at their time (see plan_overlaps).
+        for s in &warp.spans {
+            while let Some(&(e, slot)) = stack.last() {
+                if e > s.start_ps {
+                    break;
+                }
+                self.marks_before(&mut marks, e, &mut evs);
+                evs.push(Ev::end(e, slot, 0));
+                stack.pop();
+            }
+            self.marks_before(&mut marks, s.start_ps, &mut evs);
+            let slot = self.slot(s.region);
+            evs.push(Ev::begin(s, slot, 0));
+            stack.push((s.end_ps.max(s.start_ps), slot));
+        }
+        while let Some((e, slot)) = stack.pop() {
+            self.marks_before(&mut marks, e, &mut evs);
+            evs.push(Ev::end(e, slot, 0));
+        }
+        // The marks after every span, in order (those at i64::MAX ps too).
+        for m in marks {
+            let slot = self.slot(m.region);
+            evs.push(Ev::mark(m, slot));
+        }
+        self.evs = evs;
+        self.lanes[0] = stack;
+    }
+
+    /// Appends to `evs` the next of `marks` that come before `t` ps.
+    #[inline]
+    fn marks_before<'a>(
+        &mut self,
+        marks: &mut Peekable<impl Iterator<Item = &'a TimedEvent>>,
+        t: i64,
+        evs: &mut Vec<Ev>,
+    ) {
+        while let Some(m) = marks.next_if(|m| m.t_ps < t) {
+            let slot = self.slot(m.region);
+            evs.push(Ev::mark(m, slot));
+        }
+    }
+
+    /// [`PerfettoWriter::plan`] for a warp with spans that overlap without
+    /// nesting: each goes on the first track where it nests.
+    fn plan_overlaps(&mut self, warp: &WarpTrace) {
+        let mut evs = std::mem::take(&mut self.evs);
+        let mut lanes = std::mem::take(&mut self.lanes);
+        evs.clear();
+        for l in &mut lanes {
+            l.clear();
+        }
+        let used = self.place_spans(&warp.spans, &mut lanes, &mut evs);
+        for (i, lane) in lanes.iter_mut().enumerate().take(used) {
+            while let Some((e, sl)) = lane.pop() {
+                evs.push(Ev::end(e, sl, i as u32));
+            }
+        }
+        if used > 1 {
+            // Each lane's events are in order; the lanes interleave.
+            evs.sort_by_key(|e| e.t);
+        }
+        self.merge_marks(warp, &mut evs);
+        self.evs = evs;
+        self.lanes = lanes;
+    }
+
+    /// Puts each of `spans` on the first of `lanes` where it nests (a new
+    /// lane where it nests in none), appending to `evs` its begin and the
+    /// ends of the spans that ended by its start. Returns how many lanes
+    /// are used; the spans still open are left on them.
+    fn place_spans(
+        &mut self,
+        spans: &[Span],
+        lanes: &mut Vec<Vec<(i64, u32)>>,
+        evs: &mut Vec<Ev>,
+    ) -> usize {
+        let mut used = 0usize;
+        for s in spans {
+            let slot = self.slot(s.region);
+            let end = s.end_ps.max(s.start_ps);
+            let mut placed = None;
+            for (i, lane) in lanes.iter_mut().enumerate().take(used) {
+                // Spans that ended by this start close first.
+                while let Some(&(e, sl)) = lane.last() {
+                    if e > s.start_ps {
+                        break;
+                    }
+                    lane.pop();
+                    evs.push(Ev::end(e, sl, i as u32));
+                }
+                if lane.last().map_or(true, |&(e, _)| e >= end) {
+                    placed = Some(i);
+                    break;
+                }
+            }
+            let i = placed.unwrap_or_else(|| {
+                if used == lanes.len() {
+                    lanes.push(Vec::new());
+                }
+                used += 1;
+                used - 1
+            });
+            lanes[i].push((end, slot));
+            evs.push(Ev::begin(s, slot, i as u32));
+        }
+        used
+    }
+
+    /// Merges the warp's marks into `evs`, its slice events in order.
+    fn merge_marks(&mut self, warp: &WarpTrace, evs: &mut Vec<Ev>) {
+        // Marks go after the slice events at their time: inside a span
+        // that begins then, after one that ends then (as in the Chrome
+        // trace, where a mark at a span's start follows the span).
+        let mut marks = warp.marks().peekable();
+        if marks.peek().is_none() {
+            return;
+        }
+        let slice_events = evs.len();
+        let mut merged = Vec::with_capacity(slice_events + warp.events.len());
+        let mut i = 0;
+        for m in marks {
+            while i < slice_events && evs[i].t <= m.t_ps {
+                merged.push(evs[i]);
+                i += 1;
+            }
+            let slot = self.slot(m.region);
+            merged.push(Ev::mark(m, slot));
+        }
+        merged.extend_from_slice(&evs[i..]);
+        *evs = merged;
+    }
+}
+
+/// Whether `spans` (by start, outer first) all nest in one another or
+/// follow one another; `lanes[0]` is scratch (made to exist).
+fn nest(spans: &[Span], lanes: &mut Vec<Vec<(i64, u32)>>) -> bool {
+    if lanes.is_empty() {
+        lanes.push(Vec::new());
+    }
+    let stack = &mut lanes[0];
+    stack.clear();
+    for s in spans {
+        let end = s.end_ps.max(s.start_ps);
+        while stack.last().is_some_and(|&(e, _)| e <= s.start_ps) {
+            stack.pop();
+        }
+        if stack.last().is_some_and(|&(e, _)| e < end) {
+            return false;
+        }
+        stack.push((end, 0));
+    }
+    true
+}
+
+/// A `sibling_order_rank` for `v`.
+fn rank32(v: u64) -> i32 {
+    i32::try_from(v).unwrap_or(i32::MAX)
+}
+
+/// A 64-bit mix of `x` (splitmix64's finalizer after its increment).
+#[inline]
+pub(super) fn splitmix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The uuid of the `kind` child of `parent` keyed `key` (never 0, the
+/// global track).
+#[inline]
+fn child_uuid(parent: u64, kind: u8, key: u64) -> u64 {
+    let u = splitmix64(parent ^ splitmix64(key ^ (u64::from(kind) << 56)));
+    u.max(1)
+}
+
+/// FNV-1a of `bytes`: a device name's key.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
