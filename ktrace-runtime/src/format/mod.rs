@@ -1,9 +1,11 @@
 //! What the device writes and what a capture file holds: the buffer layout,
-//! the launch shape, the region table and the capture format. Everything
-//! downstream (decoding, export) reads these types.
+//! the launch shape, the region table and the capture format, and the
+//! patterns that name regions. Everything downstream (decoding, export,
+//! analysis) reads these types.
 
 pub mod capture;
 pub mod compact;
 pub mod layout;
+pub mod pattern;
 pub mod regions;
 pub mod shape;

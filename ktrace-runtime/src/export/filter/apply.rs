@@ -3,11 +3,12 @@
 
 use std::borrow::Cow;
 
-use super::spec::{glob_match, us, FilterError, FilterPart, IdList, RegionNames, TraceFilter};
+use super::spec::{us, FilterError, FilterPart, IdList, RegionNames, TraceFilter};
 use crate::decode::{Span, TimedEvent, WarpTrace};
 use crate::diagnostics::WarpId;
 use crate::format::capture::DeviceInfo;
 use crate::format::layout::EventKind;
+use crate::format::pattern::NamePattern;
 use crate::format::regions::Regions;
 use crate::format::shape::LaunchShape;
 
@@ -26,16 +27,17 @@ impl RegionNames {
     pub fn resolve(&self, regions: &Regions) -> Result<Vec<u16>, FilterError> {
         let mut ids = Vec::new();
         for n in self.names() {
+            let pattern = NamePattern::new(n);
             let before = ids.len();
             ids.extend(
                 regions
                     .iter()
-                    .filter(|(_, name)| glob_match(n, name))
+                    .filter(|(_, name)| pattern.matches(name))
                     .map(|(id, _)| id),
             );
             if ids.len() == before {
                 let known: Vec<&str> = regions.iter().map(|(_, name)| name).collect();
-                let what = if n.contains('*') {
+                let what = if pattern.is_glob() {
                     format!("no region name matches {n:?}")
                 } else {
                     format!("no region is named {n:?}")

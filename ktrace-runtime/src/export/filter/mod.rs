@@ -43,8 +43,9 @@
 //! # Where things are
 //!
 //! - `spec`: what a filter is and parsing it from text ([`TraceFilter`],
-//!   [`TimeWindow`], [`IdList`], [`RegionNames`], [`glob_match`],
-//!   [`SummaryScope`], [`FilterPart`], [`FilterError`]).
+//!   [`TimeWindow`], [`IdList`], [`RegionNames`], [`SummaryScope`],
+//!   [`FilterPart`], [`FilterError`]); region names are matched by the
+//!   format layer's `NamePattern`.
 //! - `apply`: checking a filter against a launch
 //!   ([`TraceFilter::for_launch`]) and applying it to warps and events
 //!   ([`LaunchFilter`]).
@@ -56,6 +57,5 @@ mod tests;
 
 pub use apply::LaunchFilter;
 pub use spec::{
-    glob_match, FilterError, FilterPart, IdList, IdRange, RegionNames, SummaryScope, TimeWindow,
-    TraceFilter,
+    FilterError, FilterPart, IdList, IdRange, RegionNames, SummaryScope, TimeWindow, TraceFilter,
 };

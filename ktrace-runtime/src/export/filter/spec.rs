@@ -319,28 +319,6 @@ impl fmt::Display for RegionNames {
     }
 }
 
-/// Whether `name` matches `pattern`, in which `*` matches any run of
-/// characters (none included) and every other character itself.
-pub fn glob_match(pattern: &str, name: &str) -> bool {
-    let mut parts = pattern.split('*');
-    // No `*`: the whole name.
-    let first = parts.next().unwrap_or("");
-    let Some(mut rest) = name.strip_prefix(first) else {
-        return false;
-    };
-    let middle: Vec<&str> = parts.collect();
-    let Some((last, middle)) = middle.split_last() else {
-        return rest.is_empty();
-    };
-    for m in middle {
-        match rest.find(m) {
-            Some(i) => rest = &rest[i + m.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
-}
-
 /// What the summary beside a filtered trace covers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SummaryScope {

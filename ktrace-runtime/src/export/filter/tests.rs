@@ -89,25 +89,6 @@ fn bad_id_lists_say_why() {
     assert!(e.to_string().starts_with("SM list \"x\": "), "{e}");
 }
 
-#[test]
-fn globs() {
-    for (p, n, m) in [
-        ("wait", "wait", true),
-        ("wait", "wait_full", false),
-        ("wait*", "wait_full", true),
-        ("wait*", "wait", true),
-        ("*full", "wait_full", true),
-        ("*", "", true),
-        ("w*t*l", "wait_full", true),
-        ("w*t*l", "wait_fulx", false),
-        ("a*a", "a", false),
-        ("a*a", "aa", true),
-        ("*_*", "load", false),
-    ] {
-        assert_eq!(glob_match(p, n), m, "{p} {n}");
-    }
-}
-
 fn table() -> Regions {
     Regions::from_table(&[(0, "load"), (1, "mma"), (2, "wait_full"), (3, "wait_empty")])
 }
