@@ -3,10 +3,11 @@
 
 use std::borrow::Cow;
 
-use super::spec::{us, FilterError, FilterPart, IdList, RegionNames, TraceFilter};
+use super::spec::{us, FilterError, FilterPart, RegionNames, TraceFilter};
 use crate::decode::{Span, TimedEvent, WarpTrace};
 use crate::diagnostics::WarpId;
 use crate::format::capture::DeviceInfo;
+use crate::format::ids::IdList;
 use crate::format::layout::EventKind;
 use crate::format::pattern::NamePattern;
 use crate::format::regions::Regions;
@@ -88,7 +89,7 @@ impl TraceFilter {
         }
         if let (Some(s), n) = (&self.sms, device.sm_count) {
             if n > 0 {
-                s.check_below(FilterPart::Sms, u64::from(n), |v| {
+                check_below(s, FilterPart::Sms, u64::from(n), |v| {
                     format!(
                         "SM {v} is outside the device's {n} SMs ({})",
                         span_text(0, u64::from(n) - 1)
@@ -126,6 +127,24 @@ impl TraceFilter {
     }
 }
 
+/// Fails, naming the first number of `list` at or above `limit`, with
+/// `outside(number)` saying why.
+fn check_below(
+    list: &IdList,
+    part: FilterPart,
+    limit: u64,
+    outside: impl Fn(u32) -> String,
+) -> Result<(), FilterError> {
+    for r in list.ranges() {
+        for v in [Some(r.first), r.last].into_iter().flatten() {
+            if u64::from(v) >= limit {
+                return Err(FilterError::new(part, &list.to_string(), outside(v)));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The blocks a launch traced, in words.
 fn traced_blocks(shape: &LaunchShape) -> String {
     let n = u64::from(shape.blocks_traced);
@@ -143,7 +162,7 @@ fn traced_blocks(shape: &LaunchShape) -> String {
 
 fn check_blocks(list: &IdList, shape: &LaunchShape) -> Result<(), FilterError> {
     let total = shape.total_blocks();
-    list.check_below(FilterPart::Blocks, total, |v| {
+    check_below(list, FilterPart::Blocks, total, |v| {
         format!(
             "block {v} is outside the grid of {total} blocks ({})",
             span_text(0, total.saturating_sub(1))
@@ -172,7 +191,7 @@ fn check_blocks(list: &IdList, shape: &LaunchShape) -> Result<(), FilterError> {
 
 fn check_warps(list: &IdList, shape: &LaunchShape) -> Result<(), FilterError> {
     let per_block = shape.warps_per_block();
-    list.check_below(FilterPart::Warps, u64::from(per_block), |v| {
+    check_below(list, FilterPart::Warps, u64::from(per_block), |v| {
         format!(
             "warp {v} is outside a block of {per_block} warps ({})",
             span_text(0, u64::from(per_block).saturating_sub(1))

@@ -43,9 +43,9 @@
 //! # Where things are
 //!
 //! - `spec`: what a filter is and parsing it from text ([`TraceFilter`],
-//!   [`TimeWindow`], [`IdList`], [`RegionNames`], [`SummaryScope`],
-//!   [`FilterPart`], [`FilterError`]); region names are matched by the
-//!   format layer's `NamePattern`.
+//!   [`TimeWindow`], [`RegionNames`], [`SummaryScope`], [`FilterPart`],
+//!   [`FilterError`]); the id lists are the format layer's [`IdList`], the
+//!   name patterns its `NamePattern`.
 //! - `apply`: checking a filter against a launch
 //!   ([`TraceFilter::for_launch`]) and applying it to warps and events
 //!   ([`LaunchFilter`]).
@@ -55,7 +55,6 @@ mod spec;
 #[cfg(test)]
 mod tests;
 
+pub use crate::format::ids::{IdList, IdListError, IdRange};
 pub use apply::LaunchFilter;
-pub use spec::{
-    FilterError, FilterPart, IdList, IdRange, RegionNames, SummaryScope, TimeWindow, TraceFilter,
-};
+pub use spec::{FilterError, FilterPart, RegionNames, SummaryScope, TimeWindow, TraceFilter};

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::format::ids::{IdList, IdListError};
+
 /// Which part of a filter an error is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FilterPart {
@@ -159,122 +161,21 @@ fn parse_us(s: &str) -> Result<i64, String> {
         .ok_or_else(too_big)
 }
 
-/// One item of an [`IdList`]: a number (`first == last`) or an inclusive
-/// range, open at the top when `last` is `None`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IdRange {
-    /// The first number.
-    pub first: u32,
-    /// The last number, or `None` for no limit.
-    pub last: Option<u32>,
-}
-
-impl IdRange {
-    fn contains(&self, v: u32) -> bool {
-        v >= self.first && self.last.map_or(true, |l| v <= l)
-    }
-}
-
-/// A list of numbers and inclusive ranges, such as `0-3,7,12-`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IdList {
-    ranges: Vec<IdRange>,
-}
-
 impl IdList {
     /// Parses `LIST`: comma-separated numbers (`7`), inclusive ranges
-    /// (`0-3`) and ranges open at the top (`12-`). `part` names the list in
-    /// errors.
+    /// (`0-3`) and ranges open at the top (`12-`), as [`str::parse`] does.
+    /// `part` names the list in errors.
     pub fn parse(part: FilterPart, text: &str) -> Result<Self, FilterError> {
-        let err = |p: String| FilterError::new(part, text, p);
-        let form = "expected numbers and inclusive ranges, comma-separated, such as 0-3,7,12-";
-        if text.trim().is_empty() {
-            return Err(err(format!("the list is empty; {form}")));
-        }
-        let num = |s: &str| -> Result<u32, FilterError> {
-            let s = s.trim();
-            if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(err(format!("{s:?} is not a number; {form}")));
-            }
-            s.parse()
-                .map_err(|_| err(format!("{s} is too large (at most {})", u32::MAX)))
-        };
-        let mut ranges = Vec::new();
-        for item in text.split(',') {
-            if item.trim().is_empty() {
-                return Err(err(format!("an item is empty; {form}")));
-            }
-            let r = match item.split_once('-') {
-                None => {
-                    let v = num(item)?;
-                    IdRange {
-                        first: v,
-                        last: Some(v),
-                    }
+        text.parse().map_err(|e| {
+            let form = "expected numbers and inclusive ranges, comma-separated, such as 0-3,7,12-";
+            let problem = match e {
+                IdListError::EmptyList | IdListError::EmptyItem | IdListError::NotANumber(_) => {
+                    format!("{e}; {form}")
                 }
-                Some((a, b)) => {
-                    let first = num(a)?;
-                    let last = if b.trim().is_empty() {
-                        None
-                    } else {
-                        Some(num(b)?)
-                    };
-                    if let Some(l) = last.filter(|&l| l < first) {
-                        return Err(err(format!(
-                            "the range {first}-{l} is reversed (write {l}-{first})"
-                        )));
-                    }
-                    IdRange { first, last }
-                }
+                IdListError::TooLarge(_) | IdListError::Reversed { .. } => e.to_string(),
             };
-            ranges.push(r);
-        }
-        Ok(IdList { ranges })
-    }
-
-    /// The numbers and ranges, as given.
-    pub fn ranges(&self) -> &[IdRange] {
-        &self.ranges
-    }
-
-    /// Whether `v` is in the list.
-    pub fn contains(&self, v: u32) -> bool {
-        self.ranges.iter().any(|r| r.contains(v))
-    }
-
-    /// Fails, naming the first number of the list at or above `limit`,
-    /// with `outside(number)` saying why.
-    pub(super) fn check_below(
-        &self,
-        part: FilterPart,
-        limit: u64,
-        outside: impl Fn(u32) -> String,
-    ) -> Result<(), FilterError> {
-        for r in &self.ranges {
-            for v in [Some(r.first), r.last].into_iter().flatten() {
-                if u64::from(v) >= limit {
-                    return Err(FilterError::new(part, &self.to_string(), outside(v)));
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Display for IdList {
-    /// The list as parsed: `0-3,7,12-`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, r) in self.ranges.iter().enumerate() {
-            if i > 0 {
-                f.write_str(",")?;
-            }
-            match r.last {
-                Some(l) if l == r.first => write!(f, "{l}")?,
-                Some(l) => write!(f, "{}-{l}", r.first)?,
-                None => write!(f, "{}-", r.first)?,
-            }
-        }
-        Ok(())
+            FilterError::new(part, text, problem)
+        })
     }
 }
 
