@@ -13,7 +13,8 @@ use std::fmt;
 use std::ops::RangeInclusive;
 
 use crate::error::{Error, Result};
-use crate::shape::{BlockSampling, WarpSampling};
+use crate::format::ids::{IdList, IdListError};
+use crate::format::shape::{BlockSampling, WarpSampling};
 
 /// `KTRACE_CAP`: per-warp ring capacity in entries, or `auto`.
 pub const ENV_CAP: &str = "KTRACE_CAP";
@@ -185,29 +186,32 @@ pub fn parse_cap(s: &str) -> Result<u32, String> {
         return Ok(0);
     }
     let cap = number(s)?;
-    crate::shape::cap_log2(cap)
+    crate::format::shape::cap_log2(cap)
         .map(|_| cap)
         .map_err(|_| format!("{cap} is not a power of two from 32 to 16777216"))
 }
 
-/// Comma-separated indices and inclusive ranges `A-B`, each below `limit`.
+/// Comma-separated indices and inclusive ranges `A-B` (the grammar of
+/// [`IdList`], without its open ends), each below `limit`.
 fn parse_ranges(s: &str, limit: Option<u32>) -> Result<Vec<RangeInclusive<u32>>, String> {
-    s.split(',')
+    IdList::items(s)
         .map(|item| {
-            let item = item.trim();
-            if item.is_empty() {
-                return Err("an empty item in the list".to_string());
-            }
-            let (a, b) = match item.split_once('-') {
-                Some((a, b)) => (number(a)?, number(b)?),
-                None => (number(item)?, number(item)?),
-            };
-            if a > b {
-                return Err(format!("the range {item} runs backwards"));
-            }
+            let r = item.map_err(|e| match e {
+                IdListError::EmptyList | IdListError::EmptyItem => {
+                    "an empty item in the list".to_string()
+                }
+                IdListError::NotANumber(n) | IdListError::TooLarge(n) => {
+                    format!("{n:?} is not a whole number")
+                }
+                IdListError::Reversed { item, .. } => format!("the range {item} runs backwards"),
+            })?;
+            // `A-` has no open end here: its missing side is not a number.
+            let b = r
+                .last
+                .ok_or_else(|| format!("{:?} is not a whole number", ""))?;
             match limit {
                 Some(limit) if b >= limit => Err(format!("{b} is not below {limit}")),
-                _ => Ok(a..=b),
+                _ => Ok(r.first..=b),
             }
         })
         .collect()
@@ -276,7 +280,7 @@ pub fn parse_launches(s: &str) -> Result<LaunchSelection, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::{MAX_CAP, MIN_CAP};
+    use crate::format::layout::{MAX_CAP, MIN_CAP};
 
     fn env(pairs: &[(&str, &str)]) -> Result<Overrides> {
         let pairs: Vec<(String, String)> = pairs
@@ -366,6 +370,33 @@ mod tests {
         }
         assert!(CAP_FORMS.contains(&MIN_CAP.to_string()));
         assert!(CAP_FORMS.contains(&MAX_CAP.to_string()));
+    }
+
+    #[test]
+    fn index_lists_take_no_open_end_and_fail_on_their_first_bad_item() {
+        assert_eq!(parse_warps("4-"), Err("\"\" is not a whole number".into()));
+        assert_eq!(
+            parse_launches("-3"),
+            Err("\"\" is not a whole number".into())
+        );
+        assert_eq!(parse_warps("40,7-4"), Err("40 is not below 32".into()));
+        assert_eq!(
+            parse_warps("1, 7 - 4,40"),
+            Err("the range 7 - 4 runs backwards".into())
+        );
+        assert_eq!(
+            parse_launches("4294967296"),
+            Err("\"4294967296\" is not a whole number".into())
+        );
+        assert_eq!(parse_launches(""), Err("an empty item in the list".into()));
+        assert_eq!(
+            parse_launches("1, ,2"),
+            Err("an empty item in the list".into())
+        );
+        assert_eq!(
+            parse_launches("0-4294967295").map(|l| l.contains(u32::MAX)),
+            Ok(true)
+        );
     }
 
     #[cfg(unix)]

@@ -49,7 +49,7 @@ use serde::{Deserialize, Serialize};
 use crate::capture::{DeviceInfo, LaunchCapture};
 use crate::decode::{decode, DecodedLaunch, WarpTrace};
 use crate::diagnostics::WarpId;
-use crate::filter::glob_match;
+use crate::format::pattern::NamePattern;
 use crate::regions::Regions;
 
 /// The schema string of [`Analysis`]: readers check it; fields may be added
@@ -133,7 +133,9 @@ impl WaitPatterns {
 
     /// Whether `name` matches one of the patterns.
     pub fn matches(&self, name: &str) -> bool {
-        self.patterns.iter().any(|p| glob_match(p, name))
+        self.patterns
+            .iter()
+            .any(|p| NamePattern::new(p).matches(name))
     }
 }
 
@@ -272,7 +274,7 @@ pub fn analyze(launch: &DecodedLaunch, regions: &Regions, opts: &AnalysisOptions
 
     let mut notes = Vec::new();
     for p in opts.wait.patterns() {
-        if !used_names.iter().any(|n| glob_match(p, n)) {
+        if !used_names.iter().any(|n| NamePattern::new(p).matches(n)) {
             notes.push(format!(
                 "wait pattern {p:?} matches no region with spans in this launch: no time counts \
                  as waiting for it"

@@ -1,10 +1,13 @@
 //! What the device writes and what a capture file holds: the buffer layout,
-//! the launch shape, the region table and the capture format. Everything
-//! downstream (decoding, export) reads these types.
+//! the launch shape, the region table and the capture format, and the
+//! grammars of what names their parts (id lists, region-name patterns).
+//! Everything downstream (decoding, export, analysis) reads these types.
 
 pub mod buffer;
 pub mod capture;
 pub mod compact;
+pub mod ids;
 pub mod layout;
+pub mod pattern;
 pub mod regions;
 pub mod shape;
