@@ -2,15 +2,22 @@
 //!
 //! Arguments that more than one command takes, or that belong together,
 //! are declared once as an [`Args`] struct and flattened into each command
-//! that takes them.
+//! that takes them. Values with a grammar of their own (the filters, the
+//! wait patterns) are parsed by clap through the runtime's parsers, so a
+//! command receives them typed; [`parse_error`] turns such a parser's
+//! error back into the program's own error, so it reads as before.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ktrace_runtime::analysis::{ActiveWindow, AnalysisError, WaitPatterns};
 use ktrace_runtime::export::chrome::ChromeOptions;
-use ktrace_runtime::export::filter::{FilterError, SummaryScope, TraceFilter};
+use ktrace_runtime::export::filter::{
+    FilterError, FilterPart, IdList, RegionNames, SummaryScope, TimeWindow, TraceFilter,
+};
 use ktrace_runtime::export::summary::Breakdown;
+
+use crate::error::CliError;
 
 /// `ktrace` and its command.
 #[derive(Parser, Debug)]
@@ -246,29 +253,39 @@ impl ChromeArgs {
     }
 }
 
-/// The filter options of `ktrace export`, as given.
+/// The filter options of `ktrace export`, parsed.
 #[derive(Args, Debug)]
 pub struct FilterArgs {
     /// Keep only this time window, in microseconds from the launch's
     /// first event; either side may be left out: 10..250.5, 10..,
     /// ..250.5. Both edges count as inside.
-    #[arg(long, value_name = "START..END", allow_hyphen_values = true)]
-    pub time: Option<String>,
+    #[arg(
+        long,
+        value_name = "START..END",
+        allow_hyphen_values = true,
+        value_parser = TimeWindow::parse
+    )]
+    pub time: Option<TimeWindow>,
     /// Keep only these blocks (linear index): comma-separated numbers
     /// and inclusive ranges, a range with no end reaching the last
     /// block: 0-3,7,12-.
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub blocks: Option<String>,
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = block_list)]
+    pub blocks: Option<IdList>,
     /// Keep only the warps that ran on these SMs (LIST as for --blocks).
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub sms: Option<String>,
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = sm_list)]
+    pub sms: Option<IdList>,
     /// Keep only these warps of each block (LIST as for --blocks).
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub warps: Option<String>,
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = warp_list)]
+    pub warps: Option<IdList>,
     /// Keep only these regions: names from the capture's region table,
     /// comma-separated; * matches any run of characters (wait*).
-    #[arg(long, value_name = "NAME[,NAME...]", allow_hyphen_values = true)]
-    pub regions: Option<String>,
+    #[arg(
+        long,
+        value_name = "NAME[,NAME...]",
+        allow_hyphen_values = true,
+        value_parser = RegionNames::parse
+    )]
+    pub regions: Option<RegionNames>,
     /// Summarise only what the filters keep (default: the summary
     /// covers the whole launch).
     #[arg(long)]
@@ -277,28 +294,36 @@ pub struct FilterArgs {
 
 impl FilterArgs {
     /// The filter, or `None` when no option asks for one.
-    pub fn filter(self) -> Result<Option<TraceFilter>, FilterError> {
-        let mut f = TraceFilter::default();
-        if let Some(t) = &self.time {
-            f.set_time(t)?;
-        }
-        if let Some(b) = &self.blocks {
-            f.set_blocks(b)?;
-        }
-        if let Some(s) = &self.sms {
-            f.set_sms(s)?;
-        }
-        if let Some(w) = &self.warps {
-            f.set_warps(w)?;
-        }
-        if let Some(r) = &self.regions {
-            f.set_regions(r)?;
-        }
-        if self.filter_summary {
-            f.summary = SummaryScope::Kept;
-        }
-        Ok((!f.keeps_all()).then_some(f))
+    pub fn filter(self) -> Option<TraceFilter> {
+        let f = TraceFilter {
+            time: self.time,
+            blocks: self.blocks,
+            sms: self.sms,
+            warps: self.warps,
+            regions: self.regions,
+            summary: if self.filter_summary {
+                SummaryScope::Kept
+            } else {
+                SummaryScope::default()
+            },
+        };
+        (!f.keeps_all()).then_some(f)
     }
+}
+
+/// `--blocks`.
+fn block_list(text: &str) -> Result<IdList, FilterError> {
+    IdList::parse(FilterPart::Blocks, text)
+}
+
+/// `--sms`.
+fn sm_list(text: &str) -> Result<IdList, FilterError> {
+    IdList::parse(FilterPart::Sms, text)
+}
+
+/// `--warps`.
+fn warp_list(text: &str) -> Result<IdList, FilterError> {
+    IdList::parse(FilterPart::Warps, text)
 }
 
 /// `--wait`: the regions in which warps wait. Each command that takes it
@@ -307,7 +332,7 @@ impl FilterArgs {
 pub struct WaitArgs {
     /// Regions in which warps wait: a name or a glob (* matches any run
     /// of characters); repeat for more. Default: wait*.
-    #[arg(long, value_name = "GLOB")]
+    #[arg(long, value_name = "GLOB", value_parser = wait_pattern)]
     pub wait: Vec<String>,
 }
 
@@ -320,6 +345,25 @@ impl WaitArgs {
             WaitPatterns::new(self.wait)
         }
     }
+}
+
+/// One `--wait` pattern, checked as [`WaitPatterns::new`] checks it.
+fn wait_pattern(text: &str) -> Result<String, AnalysisError> {
+    WaitPatterns::new([text])?;
+    Ok(text.to_string())
+}
+
+/// The program's own error for a value that one of the runtime's parsers
+/// refused, so that it reads as it does when the command reports it;
+/// `None` for every other error of clap's (clap reports those itself).
+pub fn parse_error(e: &clap::Error) -> Option<CliError> {
+    let source = std::error::Error::source(e)?;
+    if let Some(f) = source.downcast_ref::<FilterError>() {
+        return Some(CliError::Filter(f.clone()));
+    }
+    source
+        .downcast_ref::<AnalysisError>()
+        .map(|a| CliError::Analysis(a.clone()))
 }
 
 /// `--active`.
@@ -365,5 +409,55 @@ impl From<BreakdownArg> for Breakdown {
             BreakdownArg::Block => Breakdown::PerBlock,
             BreakdownArg::Warp => Breakdown::PerWarp,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    /// A value the runtime's parser refuses is the program's error, worded
+    /// by the runtime; clap's own errors stay clap's.
+    #[test]
+    fn refused_values_are_the_programs_errors() {
+        let refused = |args: &[&str]| {
+            let e = Cli::try_parse_from(args).unwrap_err();
+            parse_error(&e).map(|e| e.to_string())
+        };
+        assert_eq!(
+            refused(&["ktrace", "export", "c.ktrace", "--blocks", "3-1"]).as_deref(),
+            Some("block list \"3-1\": the range 3-1 is reversed (write 1-3)")
+        );
+        assert_eq!(
+            refused(&["ktrace", "analyze", "c.ktrace", "--wait", ""]).as_deref(),
+            Some(
+                "wait pattern \"\": the pattern is empty; give a region name or a glob such as \
+                 wait*"
+            )
+        );
+        assert_eq!(
+            refused(&["ktrace", "analyze", "c.ktrace", "--bins", "0"]),
+            None
+        );
+        assert_eq!(refused(&["ktrace", "export"]), None);
+    }
+
+    #[test]
+    fn the_filter_is_none_unless_an_option_asks_for_one() {
+        let filter = |args: &[&str]| match Cli::try_parse_from(args).unwrap().command {
+            Command::Export(a) => a.filter.filter(),
+            _ => unreachable!(),
+        };
+        assert_eq!(filter(&["ktrace", "export", "c", "--filter-summary"]), None);
+        let f = filter(&["ktrace", "export", "c", "--sms", "1-2", "--filter-summary"]).unwrap();
+        assert!(f.sms.is_some_and(|s| s.contains(2) && !s.contains(3)));
+        assert_eq!(f.summary, SummaryScope::Kept);
     }
 }

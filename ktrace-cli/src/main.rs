@@ -46,12 +46,25 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    match run(Cli::parse().command) {
+    match parse().and_then(run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ktrace: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The command line's command. A value that one of the runtime's parsers
+/// refused (a filter, a wait pattern) comes back as the program's error;
+/// clap reports every other error, and the help, itself and exits.
+fn parse() -> Result<Command, CliError> {
+    match Cli::try_parse() {
+        Ok(cli) => Ok(cli.command),
+        Err(e) => match cli::parse_error(&e) {
+            Some(err) => Err(err),
+            None => e.exit(),
+        },
     }
 }
 

@@ -20,7 +20,7 @@ use crate::progress::ProgressLine;
 
 /// `ktrace export`.
 pub fn run(args: ExportArgs) -> Result<(), CliError> {
-    let filter = args.filter.filter()?;
+    let filter = args.filter.filter();
     let format = trace_format(args.output.as_deref(), args.format)?;
     if format == FormatArg::Perfetto && args.chrome.any() {
         return Err(CliError::Usage(
