@@ -9,7 +9,7 @@
 use std::io::{self, IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use ktrace_runtime::ExportProgress;
+use ktrace_runtime::export::ExportProgress;
 
 /// How long an export runs before the line appears.
 pub const DELAY: Duration = Duration::from_secs(1);

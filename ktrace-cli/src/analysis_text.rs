@@ -3,10 +3,10 @@
 use std::fmt::Write;
 
 use ktrace_runtime::analysis::{
-    Analysis, BusySeries, OccurrenceSpread, Role, RoleComparison, WaitPatterns,
+    Analysis, BusySeries, Imbalance, OccurrenceSpread, Role, RoleComparison, WaitPatterns,
 };
 
-use super::{dur, table_text};
+use crate::table::{dur, table_text};
 
 /// Columns of a busy series' sparkline at most.
 const SPARK_COLUMNS: usize = 60;
@@ -171,6 +171,7 @@ fn role_regions_text(out: &mut String, r: &Role) {
     out.push_str(&table_text(&rows, "    "));
 }
 
+/// The tail, the slowest blocks and the spread of repeated regions.
 fn imbalance_text(out: &mut String, a: &Analysis) {
     let im = &a.imbalance;
     let _ = writeln!(out, "\nimbalance");
@@ -190,6 +191,12 @@ fn imbalance_text(out: &mut String, a: &Analysis) {
         dur_ns(t.tail_ns),
         pct(t.tail_share)
     );
+    slow_blocks_text(out, im);
+    occurrences_text(out, im);
+}
+
+/// The slowest blocks, a row each.
+fn slow_blocks_text(out: &mut String, im: &Imbalance) {
     let _ = writeln!(
         out,
         "  slowest blocks (times from launch start; excess: the block's slowest warp in a region \
@@ -230,6 +237,11 @@ fn imbalance_text(out: &mut String, a: &Analysis) {
         ]);
     }
     out.push_str(&table_text(&rows, "    "));
+}
+
+/// Per region, its worst occurrence across warps (longest span, latest
+/// end); nothing when no region repeats.
+fn occurrences_text(out: &mut String, im: &Imbalance) {
     if im.occurrences.is_empty() {
         return;
     }

@@ -1,0 +1,187 @@
+//! `ktrace export`: the trace (Chrome JSON or Perfetto) and the summary of
+//! each launch of a capture.
+
+use std::path::Path;
+
+use ktrace_runtime::capture::Capture;
+use ktrace_runtime::export::perfetto::{HostClocks, PerfettoOptions};
+use ktrace_runtime::export::summary::SummaryOptions;
+use ktrace_runtime::export::{
+    export_launch_with_progress, export_perfetto, is_perfetto_path, ExportOptions, ExportReport,
+    TimelineLaunch,
+};
+use ktrace_runtime::output::launch_trace_path;
+use ktrace_runtime::timeline::HostAxis;
+
+use super::{pick, read};
+use crate::cli::{ExportArgs, FormatArg};
+use crate::error::CliError;
+use crate::progress::ProgressLine;
+
+/// `ktrace export`.
+pub fn run(args: ExportArgs) -> Result<(), CliError> {
+    let filter = args.filter.filter();
+    let format = trace_format(args.output.as_deref(), args.format)?;
+    if format == FormatArg::Perfetto && args.chrome.any() {
+        return Err(CliError::Usage(
+            "--by-sm and --raw-events shape the Chrome trace; the Perfetto trace always \
+             nests device, launch, SM, block and warp tracks and writes spans and marks"
+                .into(),
+        ));
+    }
+    if format == FormatArg::Chrome && args.args {
+        return Err(CliError::Usage(
+            "--args is for the Perfetto format (the Chrome trace always has them)".into(),
+        ));
+    }
+    let cap = read(&args.capture)?;
+    let opts = ExportOptions {
+        chrome: args.chrome.options(),
+        summary: SummaryOptions {
+            breakdown: args.breakdown.into(),
+            ..SummaryOptions::default()
+        },
+        filter,
+        ..ExportOptions::default()
+    };
+    let dest = Destination {
+        capture: &args.capture,
+        output: args.output.as_deref(),
+        launch: args.launch,
+        format,
+        perfetto_args: args.args,
+    };
+    let reports = write_traces(&cap, &dest, &opts)?;
+    for r in &reports {
+        print_export(r, format, opts.filter.is_some());
+    }
+    Ok(())
+}
+
+/// Where `ktrace export` writes, as asked.
+struct Destination<'a> {
+    /// The capture file, whose name the default output takes.
+    capture: &'a Path,
+    /// `-o`.
+    output: Option<&'a Path>,
+    /// `--launch`.
+    launch: Option<u32>,
+    /// The trace format.
+    format: FormatArg,
+    /// `--args`.
+    perfetto_args: bool,
+}
+
+/// Writes the traces: which launches go to which file on which time axis.
+///
+/// Perfetto: the launches picked go into the one file, on the host's
+/// CLOCK_REALTIME when the capture holds clock syncs. Chrome: one file per
+/// launch, on its own clock; a launch after the first goes to
+/// `NAME_launchN.json` unless `--launch` picked it.
+fn write_traces(
+    cap: &Capture,
+    dest: &Destination<'_>,
+    opts: &ExportOptions,
+) -> Result<Vec<ExportReport>, CliError> {
+    if dest.format == FormatArg::Perfetto {
+        let path = dest
+            .output
+            .map_or_else(|| dest.capture.with_extension("pftrace"), Path::to_path_buf);
+        let axis = HostAxis::new(&cap.clock_syncs)?;
+        let launches: Vec<TimelineLaunch> = pick(cap, dest.launch)?
+            .into_iter()
+            .map(|l| TimelineLaunch {
+                launch: l,
+                device: &cap.device,
+                regions: &cap.regions,
+                host_axis: axis.as_ref(),
+            })
+            .collect();
+        let perfetto = PerfettoOptions {
+            host_clocks: axis
+                .as_ref()
+                .and_then(|_| HostClocks::from_syncs(&cap.clock_syncs)),
+            args: dest.perfetto_args,
+        };
+        let mut bar = ProgressLine::stderr("export:".into());
+        let r = export_perfetto(&launches, &path, opts, &perfetto, &mut |p| bar.update(p));
+        bar.finish();
+        Ok(r?)
+    } else {
+        let base = dest
+            .output
+            .map_or_else(|| dest.capture.with_extension("json"), Path::to_path_buf);
+        let mut reports = Vec::new();
+        for l in pick(cap, dest.launch)? {
+            let path = if dest.launch.is_some() {
+                base.clone()
+            } else {
+                launch_trace_path(&base, l.shape.launch)
+            };
+            let mut bar = ProgressLine::stderr(format!("launch {}:", l.shape.launch));
+            let r =
+                export_launch_with_progress(l, &cap.device, &cap.regions, &path, opts, &mut |p| {
+                    bar.update(p)
+                });
+            bar.finish();
+            reports.push(r.map_err(|error| CliError::Launch {
+                launch: l.shape.launch,
+                error,
+            })?);
+        }
+        Ok(reports)
+    }
+}
+
+/// The trace format asked for: `--format`, else the output's name. A name
+/// that says one format and a `--format` that says the other is an error.
+fn trace_format(output: Option<&Path>, format: Option<FormatArg>) -> Result<FormatArg, CliError> {
+    let by_name = output.and_then(|p| {
+        if is_perfetto_path(p) {
+            Some(FormatArg::Perfetto)
+        } else if p.extension().is_some_and(|e| e == "json") {
+            Some(FormatArg::Chrome)
+        } else {
+            None
+        }
+    });
+    match (format, by_name) {
+        (Some(f), Some(n)) if f != n => Err(CliError::Usage(format!(
+            "{} names a {} trace but --format {} was asked",
+            output.map(|p| p.display().to_string()).unwrap_or_default(),
+            if n == FormatArg::Perfetto {
+                "Perfetto"
+            } else {
+                "Chrome JSON"
+            },
+            if f == FormatArg::Perfetto {
+                "perfetto"
+            } else {
+                "chrome"
+            },
+        ))),
+        (Some(f), _) | (None, Some(f)) => Ok(f),
+        (None, None) => Ok(FormatArg::Chrome),
+    }
+}
+
+/// One line per exported launch.
+fn print_export(r: &ExportReport, format: FormatArg, filtered: bool) {
+    let warn = match (r.diagnostics.len(), format) {
+        (0, _) => String::new(),
+        (n, FormatArg::Chrome) => format!(", {n} warnings (see otherData.diagnostics)"),
+        (n, FormatArg::Perfetto) => format!(", {n} warnings (see the summary's diagnostics)"),
+    };
+    let warps = if filtered {
+        format!("{} of {}", r.warps_written, r.warps)
+    } else {
+        r.warps.to_string()
+    };
+    println!(
+        "launch {}: {} events from {warps} warps -> {} and {}{warn}",
+        r.summary.launch,
+        r.events,
+        r.trace_path.display(),
+        r.summary_path.display()
+    );
+}

@@ -1,0 +1,111 @@
+//! `ktrace merge`: the launches of several captures on one timeline, in
+//! one Perfetto trace.
+
+use std::path::Path;
+
+use ktrace_runtime::capture::Capture;
+use ktrace_runtime::export::perfetto::{HostClocks, PerfettoOptions};
+use ktrace_runtime::export::TimelineLaunch;
+use ktrace_runtime::export::{export_perfetto, is_perfetto_path, ExportOptions, ExportReport};
+use ktrace_runtime::timeline::{place, Axis, HostAxis, Placement};
+
+use super::read;
+use crate::cli::MergeArgs;
+use crate::error::CliError;
+use crate::progress::ProgressLine;
+
+/// `ktrace merge`.
+pub fn run(args: MergeArgs) -> Result<(), CliError> {
+    let output = &args.output;
+    if !is_perfetto_path(output) {
+        return Err(CliError::Usage(format!(
+            "{}: merge writes a Perfetto trace; name it .pftrace or .perfetto-trace",
+            output.display()
+        )));
+    }
+    let caps = args
+        .captures
+        .iter()
+        .map(|p| read(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let names: Vec<String> = args
+        .captures
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let named: Vec<(&str, &Capture)> = names.iter().map(String::as_str).zip(&caps).collect();
+    let (axis, reports) = write_merged(&named, output, args.args, |placement| {
+        for ((name, cap), axis) in named.iter().zip(&placement.host_axes) {
+            println!(
+                "{name}: {}, {} launch(es), {}",
+                cap.device.label(),
+                cap.launches.len(),
+                clock_text(axis.as_ref())
+            );
+        }
+    })?;
+    let events: u64 = reports.iter().map(|r| r.events).sum();
+    println!(
+        "{} launches of {} captures, {events} events, on the {} axis -> {}",
+        reports.len(),
+        caps.len(),
+        match axis {
+            Axis::HostRealtime => "host's CLOCK_REALTIME",
+            Axis::GlobalTimer => "one GPU's %globaltimer",
+        },
+        output.display()
+    );
+    Ok(())
+}
+
+/// Writes the merged trace: which launches go to which file on which time
+/// axis. Every capture is placed on one axis ([`place`]: the host's
+/// CLOCK_REALTIME through its clock syncs, else one GPU's %globaltimer),
+/// `placed` is told how, and every launch of every capture goes into
+/// `output` on that axis, with the host's clocks when the axis is the
+/// host's. `args`: `--args`.
+fn write_merged(
+    named: &[(&str, &Capture)],
+    output: &Path,
+    args: bool,
+    placed: impl FnOnce(&Placement),
+) -> Result<(Axis, Vec<ExportReport>), CliError> {
+    let placement = place(named)?;
+    placed(&placement);
+    let caps = || named.iter().map(|(_, c)| *c);
+    let launches = TimelineLaunch::placed(caps(), &placement);
+    let perfetto = PerfettoOptions {
+        host_clocks: (placement.axis == Axis::HostRealtime)
+            .then(|| HostClocks::from_syncs(caps().flat_map(|c| &c.clock_syncs)))
+            .flatten(),
+        args,
+    };
+    let mut bar = ProgressLine::stderr("merge:".into());
+    let r = export_perfetto(
+        &launches,
+        output,
+        &ExportOptions::default(),
+        &perfetto,
+        &mut |p| bar.update(p),
+    );
+    bar.finish();
+    Ok((placement.axis, r?))
+}
+
+/// How a capture's clock was placed on the host's.
+fn clock_text(axis: Option<&HostAxis>) -> String {
+    match axis {
+        Some(a) => {
+            let (first, last) = (a.points()[0], a.points()[a.points().len() - 1]);
+            format!(
+                "{} clock syncs, %globaltimer ahead of the host's clock by {:.3} to {:.3} ms \
+                 (each within {} ns)",
+                a.points().len(),
+                first.1 as f64 / 1e6,
+                last.1 as f64 / 1e6,
+                a.points().iter().map(|p| p.2).max().unwrap_or(0)
+            )
+        }
+        None => "no clock syncs".into(),
+    }
+}
