@@ -19,7 +19,9 @@ use ktrace_examples::gemm::{load_gemm, Problem};
 use ktrace_examples::truth::{compare, Truth};
 use ktrace_examples::{announce, fail, gpu, kernels, sm_count, trace_config, Rng, REGIONS};
 use ktrace_runtime::decode::TimeModel;
-use ktrace_runtime::{decode, DecodeOptions, KtraceArg, TraceSession, WarpSampling};
+use ktrace_runtime::{
+    decode::decode, decode::DecodeOptions, KtraceArg, TraceSession, WarpSampling,
+};
 
 const THREADS: u32 = 256;
 /// Shortest and longest gap between markers, in SM cycles.

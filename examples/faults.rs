@@ -8,9 +8,10 @@
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ktrace_examples::{fail, gpu, kernels, REGIONS};
-use ktrace_runtime::layout::EventKind;
+use ktrace_runtime::format::layout::EventKind;
 use ktrace_runtime::{
-    decode, DecodeOptions, DecodedLaunch, Diagnostic, Error, TraceConfig, TraceSession,
+    decode::decode, decode::DecodeOptions, decode::DecodedLaunch, diagnostics::Diagnostic, Error,
+    TraceConfig, TraceSession,
 };
 
 /// The session's first launch, decoded.

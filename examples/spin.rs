@@ -9,7 +9,7 @@
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ktrace_examples::{announce, fail, gpu, kernels, sm_count, trace_config, REGIONS};
-use ktrace_runtime::{decode, DecodeOptions, TraceSession};
+use ktrace_runtime::{decode::decode, decode::DecodeOptions, TraceSession};
 
 const THREADS: u32 = 128;
 const LENGTHS_NS: [u64; 4] = [1_000, 10_000, 100_000, 1_000_000];

@@ -25,8 +25,8 @@ use ktrace_examples::ping_pong::{quantile, rounds, Round};
 use ktrace_examples::{announce, fail, kernels, REGIONS};
 use ktrace_runtime::timeline::{place, Axis};
 use ktrace_runtime::{
-    export_perfetto, Capture, ExportOptions, HostClocks, KtraceArg, PerfettoOptions,
-    TimelineLaunch, TraceConfig, TraceSession,
+    export::perfetto::HostClocks, export::perfetto::PerfettoOptions, export::TimelineLaunch,
+    export_perfetto, Capture, ExportOptions, KtraceArg, TraceConfig, TraceSession,
 };
 
 struct Args {

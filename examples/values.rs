@@ -12,8 +12,10 @@
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ktrace_examples::{announce, fail, gpu, kernels, REGIONS};
-use ktrace_runtime::layout::EventKind;
-use ktrace_runtime::{decode, DecodeOptions, KernelModule, TraceConfig, TraceSession};
+use ktrace_runtime::format::layout::EventKind;
+use ktrace_runtime::{
+    decode::decode, decode::DecodeOptions, KernelModule, TraceConfig, TraceSession,
+};
 
 const STEPS: i32 = 100;
 const BLOCKS: u32 = 264;

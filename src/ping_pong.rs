@@ -10,10 +10,10 @@
 //! the second `ℓ₂ − e`; the two directions cross the same link, so `ℓ₁ ≈ ℓ₂`
 //! and half their difference estimates `e`, the alignment error.
 
-use ktrace_runtime::capture::Capture;
-use ktrace_runtime::layout::EventKind;
+use ktrace_runtime::format::capture::Capture;
+use ktrace_runtime::format::layout::EventKind;
 use ktrace_runtime::timeline::Placement;
-use ktrace_runtime::{Decoder, ExportOptions};
+use ktrace_runtime::{decode::Decoder, ExportOptions};
 
 /// The four marks of one round, in ps on the axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,8 +6,8 @@
 use std::fmt;
 use std::path::Path;
 
-use ktrace_runtime::layout::EventKind;
-use ktrace_runtime::DecodedLaunch;
+use ktrace_runtime::decode::DecodedLaunch;
+use ktrace_runtime::format::layout::EventKind;
 
 /// The first bytes of a truth file.
 pub const TRUTH_MAGIC: &[u8; 8] = b"KTTRUTH1";

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use ktrace_examples::truth::{compare, Comparison, Truth};
 use ktrace_runtime::decode::TimeModel;
-use ktrace_runtime::{decode, Capture, DecodeOptions};
+use ktrace_runtime::{decode::decode, decode::DecodeOptions, Capture};
 
 fn run(model: TimeModel) -> Comparison {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");

@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use ktrace_runtime::layout::EventKind;
-use ktrace_runtime::{decode, Capture, DecodeOptions, Diagnostic};
+use ktrace_runtime::format::layout::EventKind;
+use ktrace_runtime::{decode::decode, decode::DecodeOptions, diagnostics::Diagnostic, Capture};
 
 const K_TILES: usize = 2048 / 64;
 
@@ -205,7 +205,8 @@ fn anchored_capture_decodes_cleanly_with_the_clock_it_measured() {
     assert_eq!(d.warps.len(), 128 * 12, "every warp opened");
     // The launch's first event, found from each warp's map prefix, is the
     // first event of the whole decode.
-    let dec = ktrace_runtime::Decoder::new(launch.buffer().unwrap(), &DecodeOptions::default());
+    let dec =
+        ktrace_runtime::decode::Decoder::new(launch.buffer().unwrap(), &DecodeOptions::default());
     let first = d
         .warps
         .iter()
@@ -290,7 +291,7 @@ fn fill_and_decode_agree_on_a_layout_3_capture() {
     let cap = read("h200_gemm2048_v3.ktrace");
     let launch = &cap.launches[0];
     let buffer = launch.buffer().unwrap();
-    let fill = ktrace_runtime::ring_fill(&buffer);
+    let fill = ktrace_runtime::fill::ring_fill(&buffer);
     let d = decode(buffer, &DecodeOptions::default());
     let events: u64 = d.warps.iter().map(|w| w.events.len() as u64).sum();
     let values: u64 = d

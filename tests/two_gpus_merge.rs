@@ -7,10 +7,10 @@
 use std::path::Path;
 
 use ktrace_examples::ping_pong::{quantile, rounds, Round};
-use ktrace_runtime::capture::{Capture, DeviceInfo, HostSpan};
+use ktrace_runtime::format::capture::{Capture, DeviceInfo, HostSpan};
+use ktrace_runtime::format::regions::Regions;
 use ktrace_runtime::synth::{SynthLaunch, SynthWarp};
 use ktrace_runtime::timeline::{place, Axis, ClockSync};
-use ktrace_runtime::Regions;
 
 const T0: u64 = 1_764_000_000_000_000_000;
 const REGIONS: &[(u16, &str)] = &[

@@ -24,15 +24,15 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use ktrace_runtime::capture::{Capture, DeviceInfo, LaunchCapture};
-use ktrace_runtime::chrome::ChromeOptions;
 use ktrace_runtime::decode::TimeModel;
 use ktrace_runtime::decode::{DecodeOptions, DecodedLaunch, Decoder};
+use ktrace_runtime::export::chrome::ChromeOptions;
+use ktrace_runtime::export::summary::{Breakdown, SummaryOptions};
 use ktrace_runtime::export::{summarize_launch, write_trace, ExportOptions};
-use ktrace_runtime::layout::EventKind;
-use ktrace_runtime::regions::Regions;
-use ktrace_runtime::shape::{BlockSampling, LaunchShape, WarpSampling};
-use ktrace_runtime::summary::{Breakdown, SummaryOptions};
+use ktrace_runtime::format::capture::{Capture, DeviceInfo, LaunchCapture};
+use ktrace_runtime::format::layout::EventKind;
+use ktrace_runtime::format::regions::Regions;
+use ktrace_runtime::format::shape::{BlockSampling, LaunchShape, WarpSampling};
 use ktrace_runtime::synth::{self, SynthLaunch, SynthWarp, BASE_GT};
 
 /// The largest raw buffer the `decode` target builds, so that every run
@@ -230,7 +230,7 @@ pub fn export_to_memory(
 }
 
 /// What holds for every decoded warp, whatever the buffer held.
-fn check_warp(shape: &LaunchShape, w: &ktrace_runtime::WarpTrace) {
+fn check_warp(shape: &LaunchShape, w: &ktrace_runtime::decode::WarpTrace) {
     let cap = shape.cap();
     assert!(
         w.events.len() as u64 <= u64::from(cap),
@@ -305,14 +305,19 @@ pub fn capture_parse(data: &[u8]) {
     let again = Capture::from_bytes(&out).expect("a written capture reads");
     let mut stored = cap.clone();
     for l in &mut stored.launches {
-        l.raw = ktrace_runtime::capture::stored_part(&l.buffer().expect("a written capture"));
+        l.raw =
+            ktrace_runtime::format::capture::stored_part(&l.buffer().expect("a written capture"));
     }
     assert_eq!(again, stored, "capture changed in a write/read round trip");
     for (a, b) in cap.launches.iter().zip(&again.launches) {
         let d = ExportOptions::default().decode_for(&cap.device);
         assert_eq!(
-            a.buffer().ok().map(|x| ktrace_runtime::decode(x, &d)),
-            b.buffer().ok().map(|x| ktrace_runtime::decode(x, &d)),
+            a.buffer()
+                .ok()
+                .map(|x| ktrace_runtime::decode::decode(x, &d)),
+            b.buffer()
+                .ok()
+                .map(|x| ktrace_runtime::decode::decode(x, &d)),
             "a compact capture decodes differently"
         );
     }
@@ -569,7 +574,7 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     }];
     for l in &mut full.launches {
         l.kernel = "gemm".into();
-        l.host_span = Some(ktrace_runtime::capture::HostSpan {
+        l.host_span = Some(ktrace_runtime::format::capture::HostSpan {
             enqueue_ns: 1_700_000_000_000_010_000,
             complete_ns: 1_700_000_000_000_990_000,
         });

@@ -869,7 +869,7 @@ fn merge_puts_two_gpus_on_the_host_axis_and_refuses_what_cannot_be_placed() {
 /// tile i lasts 100 * (i % 3 + 1) cycles at 2 GHz, so value v has spans of
 /// 50 * (v + 1) ns. Plus "tick" marks with value 7 and one without.
 fn values_capture() -> Capture {
-    use ktrace_runtime::layout::EventKind;
+    use ktrace_runtime::format::layout::EventKind;
     use ktrace_runtime::synth::{SynthLaunch, SynthWarp};
     let mut w = SynthWarp::new(0, 0);
     for i in 0..9u64 {
@@ -885,8 +885,11 @@ fn values_capture() -> Capture {
         .mark(20_200, 1)
         .span(21_000, 21_500, 2);
     let mut cap = sample_capture();
-    cap.regions =
-        ktrace_runtime::regions::Regions::from_table(&[(0, "tile"), (1, "tick"), (2, "plain")]);
+    cap.regions = ktrace_runtime::format::regions::Regions::from_table(&[
+        (0, "tile"),
+        (1, "tick"),
+        (2, "plain"),
+    ]);
     cap.launches = vec![SynthLaunch::all_traced(1, 32, 64)
         .layout(3)
         .with(w)

@@ -12,10 +12,13 @@ use std::io;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ktrace_runtime::chrome::ChromeWriter;
+use ktrace_runtime::export::chrome::ChromeWriter;
 use ktrace_runtime::export::perfetto::{LaunchGroup, PerfettoOptions, PerfettoWriter};
-use ktrace_runtime::summary::SummaryBuilder;
-use ktrace_runtime::{Capture, ChromeOptions, DecodeOptions, Decoder, SummaryOptions};
+use ktrace_runtime::export::summary::SummaryBuilder;
+use ktrace_runtime::{
+    decode::DecodeOptions, decode::Decoder, export::chrome::ChromeOptions,
+    export::summary::SummaryOptions, Capture,
+};
 
 fn opts() -> DecodeOptions {
     DecodeOptions {

@@ -8,9 +8,9 @@
 //! cargo run -p ktrace-runtime --example synth_capture -- OUT.ktrace [SEED]
 //! ```
 
-use ktrace_runtime::capture::{Capture, DeviceInfo};
-use ktrace_runtime::layout::EventKind;
-use ktrace_runtime::regions::Regions;
+use ktrace_runtime::format::capture::{Capture, DeviceInfo};
+use ktrace_runtime::format::layout::EventKind;
+use ktrace_runtime::format::regions::Regions;
 use ktrace_runtime::synth::{sample_launch, xorshift64, SynthLaunch, SynthWarp};
 
 fn main() {

@@ -10,7 +10,7 @@
 //! message starts with `ktrace: `: the program that reports an error adds
 //! that once (the `ktrace` command, [`TraceSession`]'s drop).
 //!
-//! [`TraceSession`]: crate::TraceSession
+//! [`TraceSession`]: crate::session::TraceSession
 
 use std::fmt;
 use std::path::PathBuf;

@@ -1,4 +1,4 @@
-//! Host side of [ktrace], an intra-kernel trace profiler for CUDA C++
+//! Host side of ktrace, an intra-kernel trace profiler for CUDA C++
 //! kernels: a [`TraceSession`] gives a kernel its trace buffer, and after the
 //! launch writes a Chrome trace (open it in ui.perfetto.dev) and a per-region
 //! summary. Captures of the raw buffer can be saved and exported later, on a
@@ -84,7 +84,7 @@
 //!
 //! The session prints what it wrote, one line when the buffer is not as
 //! asked (see below) and, per launch, how full the rings were and the cap
-//! that would have kept every entry ([`RingFill`]).
+//! that would have kept every entry ([`RingFill`](fill::RingFill)).
 //!
 //! # Environment variables
 //!
@@ -151,46 +151,28 @@
 //!
 //! # Modules
 //!
-//! The source tree follows the pipeline:
-//!
-//! ```text
-//! format/   layout.rs shape.rs regions.rs capture.rs   what the device writes, what a capture holds
-//! settings.rs sizing.rs                                 environment overrides, the buffer within a budget
-//! decode/   ring.rs calibrate.rs spans.rs mod.rs        raw buffer -> per-warp timelines
-//! fill.rs                                               raw buffer -> how full the rings were
-//! export/   collect.rs chrome.rs summary.rs mod.rs      timelines -> Chrome trace and summary, one pass
-//!           filter.rs                                   time window, blocks, SMs, warps, regions kept
-//!           perfetto.rs perfetto_proto.rs              timelines -> Perfetto trace (.pftrace)
-//!           report.rs report/                           timelines -> one self-contained HTML report
-//! output.rs                                             output file names, atomic writes
-//! session/  mod.rs config.rs device.rs (feature `cuda`) the device edge
-//! switch.rs diagnostics.rs error.rs                     tracing on/off, what went wrong
-//! ```
-//!
-//! Public modules: the buffer layout ([`layout`], checked against the C
-//! header), the launch shape and sampling ([`shape`]), the environment's
-//! overrides ([`settings`]), the buffer's budget ([`sizing`]) and ring fill
-//! ([`fill`]), region names
-//! ([`regions`]), capture files ([`capture`]), decoding ([`mod@decode`]),
-//! what went wrong ([`diagnostics`]), outputs ([`chrome`], [`summary`],
-//! [`filter`], [`export`] with [`export::perfetto`] and [`export::report`],
-//! [`output`]) and, with
-//! `cuda`, the device edge ([`session`]).
-//!
-//! [ktrace]: https://github.com/ktrace-rs/ktrace
+//! The source tree follows the pipeline, and `ARCHITECTURE.md` in the
+//! repository maps it: [`format`](mod@format) (what the device writes and a capture
+//! holds: the buffer layout, the launch shape, the one view of a launch's
+//! buffer, region names, capture files), [`decode`] (buffer to per-warp
+//! timelines), [`export`] (timelines to Chrome and Perfetto traces,
+//! summaries, filters and reports), [`analysis`], [`fill`], [`timeline`]
+//! (placing launches on the host's clock), [`settings`] and [`sizing`]
+//! (the environment's overrides and the buffer's budget), [`diagnostics`],
+//! [`output`] and, with `cuda`, the device edge ([`session`]). The crate
+//! root re-exports what a traced program names: the session, its
+//! configuration and sampling, module loading, the capture and the error.
 #![deny(missing_docs)]
 // The docs name the device edge, which is not there without `cuda`.
 #![cfg_attr(not(feature = "cuda"), allow(rustdoc::broken_intra_doc_links))]
 
 pub mod format;
-pub use format::{capture, layout, regions, shape};
 
 pub mod analysis;
 pub mod decode;
 pub mod diagnostics;
 mod error;
 pub mod export;
-pub use export::{chrome, filter, summary};
 pub mod fill;
 pub mod output;
 #[cfg(feature = "cuda")]
@@ -202,30 +184,15 @@ mod switch;
 pub mod synth;
 pub mod timeline;
 
-pub use analysis::{analyze, analyze_launch, Analysis, AnalysisOptions};
-pub use capture::{Capture, DeviceInfo, LaunchCapture};
-pub use chrome::ChromeOptions;
-pub use decode::{decode, DecodeOptions, DecodedLaunch, Decoder, WarpTrace};
-pub use diagnostics::{Diagnostic, Diagnostics};
 pub use error::{Error, Result};
-pub use export::perfetto::{HostClocks, LaunchGroup, PerfettoOptions, PerfettoWriter};
-pub use export::report::{write_report, ReportData, ReportOptions};
-pub use export::{
-    export_launch, export_launch_with_progress, export_perfetto, write_trace, ExportOptions,
-    ExportProgress, ExportReport, TimelineLaunch, WrittenTrace,
-};
-pub use fill::{ring_fill, RingFill};
-pub use filter::{FilterError, LaunchFilter, SummaryScope, TraceFilter};
-pub use layout::KtraceArg;
-pub use regions::Regions;
+pub use export::{export_launch, export_perfetto, ExportOptions};
+pub use format::capture::{Capture, DeviceInfo, LaunchCapture};
+pub use format::layout::KtraceArg;
+pub use format::shape::{BlockSampling, WarpSampling};
 #[cfg(feature = "cuda")]
 pub use session::{
     load_module, load_module_variant, open_device, SessionPlan, TraceConfig, TraceSession,
 };
-pub use settings::{LaunchSelection, Overrides};
-pub use shape::{BlockSampling, LaunchShape, WarpSampling};
-pub use sizing::{Fit, Sizing};
-pub use summary::{Breakdown, Summary, SummaryOptions};
 pub use switch::{enabled, set_enabled, KernelModule};
 
 /// Includes the Rust file that ktrace-build generated in `OUT_DIR`: the

@@ -6,7 +6,7 @@
 //! Each variable has a parser that names the variable and the forms it
 //! takes when a value is wrong ([`Error::Env`]). An empty value counts as
 //! unset. [`Overrides::from_env`] reads them all; a
-//! [`TraceConfig`](crate::TraceConfig) takes them over its own fields.
+//! [`TraceConfig`](crate::session::TraceConfig) takes them over its own fields.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -48,7 +48,7 @@ pub(crate) fn var(name: &str) -> Option<OsString> {
 }
 
 /// Which launches of a session are traced: the `n`-th call of
-/// [`TraceSession::finish_launch`](crate::TraceSession::finish_launch) ends
+/// [`TraceSession::finish_launch`](crate::session::TraceSession::finish_launch) ends
 /// launch `n`, counting from 0.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum LaunchSelection {
@@ -96,7 +96,7 @@ impl fmt::Display for LaunchSelection {
     }
 }
 
-/// What the environment sets over a [`TraceConfig`](crate::TraceConfig):
+/// What the environment sets over a [`TraceConfig`](crate::session::TraceConfig):
 /// `None` where the variable is unset or empty.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Overrides {

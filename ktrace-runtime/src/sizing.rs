@@ -12,8 +12,8 @@
 //! why; the session prints it.
 
 use crate::error::{Error, Result};
-use crate::layout::MIN_CAP;
-use crate::shape::{BlockSampling, LaunchShape, WarpSampling};
+use crate::format::layout::MIN_CAP;
+use crate::format::shape::{BlockSampling, LaunchShape, WarpSampling};
 
 /// The automatic per-warp cap when the buffer fits the budget.
 pub const DEFAULT_CAP: u32 = 4096;

@@ -1,6 +1,6 @@
 //! Synthetic trace buffers in the exact device layout, for tests, benchmarks
 //! and fuzzers. Writes slots the way `ktrace.cuh` does, through the
-//! [`layout`](crate::layout) types (themselves checked against the C header).
+//! [`layout`](crate::format::layout) types (themselves checked against the C header).
 
 use crate::format::buffer::LaunchBuffer;
 use crate::format::capture::LaunchCapture;
@@ -191,7 +191,7 @@ impl SynthWarp {
                     out.push(Event {
                         clock: gt as u32,
                         region: (gt >> 32) as u16,
-                        kind: crate::layout::EVENT_ANCHOR,
+                        kind: crate::format::layout::EVENT_ANCHOR,
                     });
                     last_anchor = Some(at);
                 }
@@ -205,7 +205,7 @@ impl SynthWarp {
                 out.push(Event {
                     clock: v.3,
                     region,
-                    kind: crate::layout::EVENT_VALUE,
+                    kind: crate::format::layout::EVENT_VALUE,
                 });
             }
         }
@@ -245,7 +245,7 @@ impl SynthLaunch {
     /// # Panics
     /// When `LaunchShape::new` refuses those numbers.
     pub fn all_traced(blocks: u32, threads: u32, cap: u32) -> Self {
-        use crate::shape::{BlockSampling, WarpSampling};
+        use crate::format::shape::{BlockSampling, WarpSampling};
         let shape = LaunchShape::new(
             [blocks, 1, 1],
             [threads, 1, 1],
@@ -311,7 +311,7 @@ pub const SAMPLE_REGIONS: &[(u16, &str)] = &[(0, "load"), (1, "mma"), (2, "tick"
 /// One launch of the sample: three blocks of two warps, ring of 32. `slow`
 /// stretches the "mma" spans by that many cycles (for before/after diffs).
 pub fn sample_launch(launch: u32, slow: u64) -> LaunchCapture {
-    use crate::shape::{BlockSampling, WarpSampling};
+    use crate::format::shape::{BlockSampling, WarpSampling};
     let mut shape = LaunchShape::new(
         [3, 1, 1],
         [64, 1, 1],
@@ -361,15 +361,15 @@ pub fn sample_launch(launch: u32, slow: u64) -> LaunchCapture {
 /// A small capture of two launches (the second with slower "mma" spans)
 /// covering nesting, marks, ring overflow, an unmatched begin, a
 /// never-flushed warp, an unopened slot and an unnamed region.
-pub fn sample_capture() -> crate::capture::Capture {
-    crate::capture::Capture {
-        device: crate::capture::DeviceInfo {
+pub fn sample_capture() -> crate::format::capture::Capture {
+    crate::format::capture::Capture {
+        device: crate::format::capture::DeviceInfo {
             name: "Synthetic GPU".into(),
             sm_count: 132,
             clock_khz: 1_980_000,
             ..Default::default()
         },
-        regions: crate::regions::Regions::from_table(SAMPLE_REGIONS),
+        regions: crate::format::regions::Regions::from_table(SAMPLE_REGIONS),
         launches: vec![sample_launch(0, 0), sample_launch(1, 200)],
         clock_syncs: Vec::new(),
     }
@@ -379,7 +379,7 @@ pub fn sample_capture() -> crate::capture::Capture {
 /// spans, 300 only in a begin without an end (no span, so no Chrome
 /// event), 0xffff in a mark; the table names 1 and 2. The Chrome writer
 /// meets them in the order 9, 7, 0xffff.
-pub fn unknown_regions_capture() -> crate::capture::Capture {
+pub fn unknown_regions_capture() -> crate::format::capture::Capture {
     let launch = SynthLaunch::all_traced(1, 64, 32)
         .layout(1)
         .with(
@@ -397,8 +397,8 @@ pub fn unknown_regions_capture() -> crate::capture::Capture {
                 .flush_at(1000),
         )
         .into_capture();
-    crate::capture::Capture {
-        regions: crate::regions::Regions::from_table(&[(1, "load"), (2, "mma")]),
+    crate::format::capture::Capture {
+        regions: crate::format::regions::Regions::from_table(&[(1, "load"), (2, "mma")]),
         launches: vec![launch],
         ..sample_capture()
     }

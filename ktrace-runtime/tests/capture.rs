@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use ktrace_runtime::capture::{Capture, HostSpan, FORMAT_VERSION, MAGIC};
+use ktrace_runtime::format::capture::{Capture, HostSpan, FORMAT_VERSION, MAGIC};
 use ktrace_runtime::synth::sample_capture;
 use ktrace_runtime::timeline::ClockSync;
-use ktrace_runtime::{decode, DecodeOptions, Error};
+use ktrace_runtime::{decode::decode, decode::DecodeOptions, Error};
 
 fn bytes_of(c: &Capture) -> Vec<u8> {
     let mut v = Vec::new();

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use ktrace_runtime::capture::Capture;
+use ktrace_runtime::format::capture::Capture;
 
 fn fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {

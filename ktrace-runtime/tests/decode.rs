@@ -3,9 +3,11 @@
 use ktrace_runtime::decode::{decode, ClockRatio, DecodeOptions, RatioSource, Span};
 use ktrace_runtime::diagnostics::Diagnostic;
 use ktrace_runtime::format::buffer::LaunchBuffer;
-use ktrace_runtime::layout::EventKind;
+use ktrace_runtime::format::layout::EventKind;
 use ktrace_runtime::synth::{SynthLaunch, SynthWarp, BASE_GT};
-use ktrace_runtime::{BlockSampling, DecodedLaunch, LaunchShape, WarpSampling};
+use ktrace_runtime::{
+    decode::DecodedLaunch, format::shape::LaunchShape, BlockSampling, WarpSampling,
+};
 
 fn shape(grid: u32, threads: u32, cap: u32) -> LaunchShape {
     LaunchShape::new(

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use ktrace_runtime::export::summarize_launch;
 use ktrace_runtime::synth::unknown_regions_capture;
 use ktrace_runtime::{
-    export_launch, Breakdown, Capture, ChromeOptions, Diagnostic, ExportOptions, SummaryOptions,
+    diagnostics::Diagnostic, export::chrome::ChromeOptions, export::summary::Breakdown,
+    export::summary::SummaryOptions, export_launch, Capture, ExportOptions,
 };
 
 fn option_sets() -> Vec<ExportOptions> {

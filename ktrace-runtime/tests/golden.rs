@@ -4,7 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use ktrace_runtime::synth::sample_capture;
-use ktrace_runtime::{export_launch, Breakdown, ChromeOptions, ExportOptions, SummaryOptions};
+use ktrace_runtime::{
+    export::chrome::ChromeOptions, export::summary::Breakdown, export::summary::SummaryOptions,
+    export_launch, ExportOptions,
+};
 
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")

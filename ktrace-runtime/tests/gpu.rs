@@ -13,10 +13,10 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
-use ktrace_runtime::layout::EventKind;
+use ktrace_runtime::format::layout::EventKind;
 use ktrace_runtime::{
-    decode, load_module, set_enabled, Capture, DecodeOptions, Error, KernelModule, KtraceArg,
-    LaunchSelection, TraceConfig, TraceSession,
+    decode::decode, decode::DecodeOptions, load_module, set_enabled, settings::LaunchSelection,
+    Capture, Error, KernelModule, KtraceArg, TraceConfig, TraceSession,
 };
 
 include!("gpu/ktrace.rs");

@@ -7,7 +7,7 @@ use std::mem::{offset_of, size_of};
 use std::path::PathBuf;
 use std::process::Command;
 
-use ktrace_runtime::layout::{self, Event, KtraceArg, SlotMeta};
+use ktrace_runtime::format::layout::{self, Event, KtraceArg, SlotMeta};
 
 fn header_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ktrace-build/include");

@@ -21,9 +21,11 @@
 use std::collections::BTreeMap;
 
 use ktrace_runtime::diagnostics::Diagnostic;
-use ktrace_runtime::layout::EventKind;
+use ktrace_runtime::format::layout::EventKind;
 use ktrace_runtime::synth::{SynthLaunch, SynthWarp};
-use ktrace_runtime::{decode, BlockSampling, DecodeOptions, LaunchShape, WarpSampling};
+use ktrace_runtime::{
+    decode::decode, decode::DecodeOptions, format::shape::LaunchShape, BlockSampling, WarpSampling,
+};
 use proptest::prelude::*;
 
 /// The (block, warp) of every slot, in slot order, worked out from the

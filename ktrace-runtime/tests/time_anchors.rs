@@ -3,9 +3,9 @@
 
 use ktrace_runtime::decode::{decode, DecodeOptions, DecodedLaunch, TimeModel};
 use ktrace_runtime::format::buffer::LaunchBuffer;
-use ktrace_runtime::layout::{EventKind, LAYOUT_VERSION};
+use ktrace_runtime::format::layout::{EventKind, LAYOUT_VERSION};
 use ktrace_runtime::synth::{SynthLaunch, SynthWarp};
-use ktrace_runtime::{BlockSampling, LaunchShape, WarpSampling};
+use ktrace_runtime::{format::shape::LaunchShape, BlockSampling, WarpSampling};
 
 fn with_model(l: &SynthLaunch, model: TimeModel, layout_version: u32) -> DecodedLaunch {
     let opts = DecodeOptions {
@@ -168,7 +168,7 @@ fn never_flushed_recovery_stops_at_a_clock_that_steps_back() {
     // Append an end whose clock is 500 cycles before the mark, then one more.
     let base = 64 + 2 * 8;
     for (i, clk) in [(0usize, 1_500u64), (1, 3_000)] {
-        let e = ktrace_runtime::layout::Event {
+        let e = ktrace_runtime::format::layout::Event {
             clock: (1_000_000 + clk) as u32,
             region: 1,
             kind: EventKind::End.raw(),
@@ -201,7 +201,7 @@ fn an_anchor_out_of_order_is_rejected() {
     for i in 0..2048usize {
         let off = 64 + 8 * i;
         let kind = u16::from_le_bytes([l.raw[off + 6], l.raw[off + 7]]);
-        if kind == ktrace_runtime::layout::EVENT_ANCHOR {
+        if kind == ktrace_runtime::format::layout::EVENT_ANCHOR {
             seen += 1;
             if seen == 3 {
                 let lo = u32::from_le_bytes(l.raw[off..off + 4].try_into().unwrap());
@@ -227,7 +227,7 @@ fn first_event_time_from_the_map_prefix_matches_the_whole_decode() {
     ];
     for l in &launches {
         let opts = DecodeOptions::default();
-        let dec = ktrace_runtime::Decoder::new(l.buffer(), &opts);
+        let dec = ktrace_runtime::decode::Decoder::new(l.buffer(), &opts);
         let whole = dec.decode_all();
         assert_eq!(
             dec.first_event_ps(0),

@@ -2,9 +2,9 @@
 //! to the event before it, anchors skipped, and takes no part in time.
 
 use ktrace_runtime::decode::{decode, DecodeOptions, DecodedLaunch, TimeModel};
-use ktrace_runtime::layout::EventKind;
+use ktrace_runtime::format::layout::EventKind;
 use ktrace_runtime::synth::{SynthLaunch, SynthWarp};
-use ktrace_runtime::{BlockSampling, LaunchShape, WarpSampling};
+use ktrace_runtime::{format::shape::LaunchShape, BlockSampling, WarpSampling};
 
 fn shape(cap: u32) -> LaunchShape {
     LaunchShape::new(
@@ -101,10 +101,10 @@ fn before_layout_version_3_value_entries_are_unknown_events() {
 
 #[test]
 fn the_chrome_trace_carries_values_as_args() {
-    use ktrace_runtime::capture::DeviceInfo;
+    use ktrace_runtime::decode::Decoder;
     use ktrace_runtime::export::{write_trace, ExportOptions};
-    use ktrace_runtime::regions::Regions;
-    use ktrace_runtime::Decoder;
+    use ktrace_runtime::format::capture::DeviceInfo;
+    use ktrace_runtime::format::regions::Regions;
     let l = SynthLaunch::new(shape(64)).with(tiled());
     let device = DeviceInfo::default();
     let regions = Regions::from_table(&[(0, "tile"), (1, "stage"), (2, "plain")]);

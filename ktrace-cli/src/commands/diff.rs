@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use ktrace_runtime::analysis::{analyze_launch, compare_roles, AnalysisOptions};
-use ktrace_runtime::capture::Capture;
 use ktrace_runtime::export::summary::{RegionStats, Summary};
 use ktrace_runtime::export::{summarize_launch, ExportOptions};
+use ktrace_runtime::format::capture::Capture;
 
 use super::read;
 use crate::analysis_text::role_diff_text;

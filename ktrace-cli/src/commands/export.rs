@@ -3,13 +3,13 @@
 
 use std::path::Path;
 
-use ktrace_runtime::capture::Capture;
 use ktrace_runtime::export::perfetto::{HostClocks, PerfettoOptions};
 use ktrace_runtime::export::summary::SummaryOptions;
 use ktrace_runtime::export::{
     export_launch_with_progress, export_perfetto, is_perfetto_path, ExportOptions, ExportReport,
     TimelineLaunch,
 };
+use ktrace_runtime::format::capture::Capture;
 use ktrace_runtime::output::launch_trace_path;
 use ktrace_runtime::timeline::HostAxis;
 

@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use ktrace_runtime::capture::Capture;
 use ktrace_runtime::export::perfetto::{HostClocks, PerfettoOptions};
 use ktrace_runtime::export::TimelineLaunch;
 use ktrace_runtime::export::{export_perfetto, is_perfetto_path, ExportOptions, ExportReport};
+use ktrace_runtime::format::capture::Capture;
 use ktrace_runtime::timeline::{place, Axis, HostAxis, Placement};
 
 use super::read;

@@ -10,7 +10,7 @@ pub mod summary;
 
 use std::path::Path;
 
-use ktrace_runtime::capture::{Capture, LaunchCapture};
+use ktrace_runtime::format::capture::{Capture, LaunchCapture};
 
 use crate::error::CliError;
 

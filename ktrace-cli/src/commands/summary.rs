@@ -1,11 +1,11 @@
 //! `ktrace summary`: region statistics of a capture, or one region's spans
 //! and marks by the value recorded with them (`--by-value`).
 
-use ktrace_runtime::capture::{Capture, LaunchCapture};
 use ktrace_runtime::decode::Decoder;
 use ktrace_runtime::export::summary::{by_value, Summary};
 use ktrace_runtime::export::{summarize_launch, ExportOptions};
 use ktrace_runtime::fill::ring_fill;
+use ktrace_runtime::format::capture::{Capture, LaunchCapture};
 
 use super::{pick, read};
 use crate::cli::SummaryArgs;

@@ -18,9 +18,9 @@
 
 #![allow(dead_code)]
 
-use ktrace_runtime::capture::{Capture, DeviceInfo, LaunchCapture};
-use ktrace_runtime::regions::Regions;
-use ktrace_runtime::shape::{BlockSampling, LaunchShape, WarpSampling};
+use ktrace_runtime::format::capture::{Capture, DeviceInfo, LaunchCapture};
+use ktrace_runtime::format::regions::Regions;
+use ktrace_runtime::format::shape::{BlockSampling, LaunchShape, WarpSampling};
 use ktrace_runtime::synth::{SynthLaunch, SynthWarp, BASE_GT};
 
 /// SMs of the synthetic device; blocks per wave.

@@ -46,11 +46,11 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::capture::{DeviceInfo, LaunchCapture};
-use crate::decode::{decode, DecodedLaunch, WarpTrace};
+use crate::decode::{decode, DecodeOptions, DecodedLaunch, WarpTrace};
 use crate::diagnostics::WarpId;
+use crate::format::capture::{DeviceInfo, LaunchCapture};
 use crate::format::pattern::NamePattern;
-use crate::regions::Regions;
+use crate::format::regions::Regions;
 
 /// The schema string of [`Analysis`]: readers check it; fields may be added
 /// without changing it, never renamed, removed or given a new meaning.
@@ -303,8 +303,8 @@ pub fn analyze(launch: &DecodedLaunch, regions: &Regions, opts: &AnalysisOptions
             w.diagnostics.iter().any(|d| {
                 matches!(
                     d,
-                    crate::Diagnostic::UnmatchedBegin { .. }
-                        | crate::Diagnostic::UnmatchedEnd { .. }
+                    crate::diagnostics::Diagnostic::UnmatchedBegin { .. }
+                        | crate::diagnostics::Diagnostic::UnmatchedEnd { .. }
                 )
             })
         })
@@ -354,8 +354,8 @@ pub fn analyze_launch(
     device: &DeviceInfo,
     regions: &Regions,
     opts: &AnalysisOptions,
-) -> crate::Result<Analysis> {
-    let decode_opts = crate::ExportOptions::default().decode_for(device);
+) -> crate::error::Result<Analysis> {
+    let decode_opts = DecodeOptions::default().for_device(device);
     let decoded = decode(launch.buffer()?, &decode_opts);
     Ok(analyze_decoded_launch(launch, &decoded, regions, opts))
 }

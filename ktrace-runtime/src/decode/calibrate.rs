@@ -12,7 +12,7 @@ use std::cmp::Ordering;
 
 use super::DecodeOptions;
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::layout::SlotMeta;
+use crate::format::layout::SlotMeta;
 
 /// A clock rate as an exact ratio: `ns` nanoseconds per `cycles` cycles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

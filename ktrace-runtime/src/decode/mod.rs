@@ -62,6 +62,7 @@ pub use calibrate::{
 
 use crate::diagnostics::{Diagnostic, Diagnostics, WarpId};
 use crate::format::buffer::LaunchBuffer;
+use crate::format::capture::DeviceInfo;
 use crate::format::layout::{Event, EventKind, SlotMeta};
 use crate::format::shape::LaunchShape;
 use calibrate::{
@@ -87,6 +88,18 @@ pub struct DecodeOptions {
     /// layout version 1 have no anchors: they always use
     /// [`TimeModel::TwoPoint`]).
     pub time_model: TimeModel,
+}
+
+impl DecodeOptions {
+    /// These options for a launch on `device`: the nominal clock is the
+    /// device's when [`nominal_clock_khz`](Self::nominal_clock_khz) is 0.
+    pub fn for_device(&self, device: &DeviceInfo) -> DecodeOptions {
+        let mut d = *self;
+        if d.nominal_clock_khz == 0 {
+            d.nominal_clock_khz = u64::from(device.clock_khz);
+        }
+        d
+    }
 }
 
 impl Default for DecodeOptions {

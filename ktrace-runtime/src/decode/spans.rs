@@ -2,7 +2,7 @@
 
 use super::{Span, TimedEvent};
 use crate::diagnostics::{Diagnostic, WarpId};
-use crate::layout::EventKind;
+use crate::format::layout::EventKind;
 
 /// The warp's spans, by start time (outer before inner at equal starts):
 /// each begin matched with the next end of its region, innermost first.

@@ -16,8 +16,8 @@ use std::io::{self, Write};
 use super::region_slots::RegionSlots;
 use super::sink::{LaunchView, TraceSink};
 use crate::decode::{Span, TimedEvent, WarpTrace};
-use crate::layout::EventKind;
-use crate::regions::Regions;
+use crate::format::layout::EventKind;
+use crate::format::regions::Regions;
 
 /// Layout choices for the Chrome trace.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use super::summary::{ClockSummary, Summary, SummaryBuilder, SummaryOptions};
 use super::DIAGNOSTICS_IN_FILES;
 use crate::decode::{ClockStats, Decoder, WarpTrace};
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::regions::Regions;
+use crate::format::regions::Regions;
 
 /// Gathers, warp by warp, what the summary and the diagnostics need.
 pub(crate) struct LaunchCollector<'d> {
@@ -110,9 +110,9 @@ impl<'d> LaunchCollector<'d> {
 
 #[cfg(test)]
 mod tests {
-    use crate::capture::DeviceInfo;
     use crate::export::{summarize_launch, ExportOptions};
-    use crate::regions::Regions;
+    use crate::format::capture::DeviceInfo;
+    use crate::format::regions::Regions;
     use crate::synth::{SynthLaunch, SynthWarp};
 
     #[test]

@@ -19,13 +19,13 @@ use std::borrow::{Borrow, Cow};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::capture::{DeviceInfo, LaunchCapture};
 use crate::decode::{DecodeOptions, Decoder, WarpTrace};
 use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
 use crate::fill::{ring_fill, RingFill};
+use crate::format::capture::{DeviceInfo, LaunchCapture};
+use crate::format::regions::Regions;
 use crate::output::{launch_trace_path, summary_path, write_atomic};
-use crate::regions::Regions;
 use crate::timeline::HostAxis;
 use chrome::{ChromeOptions, ChromeWriter};
 use collect::LaunchCollector;
@@ -70,11 +70,7 @@ impl ExportOptions {
     /// The decoding options for a launch on `device`: the nominal clock is
     /// the device's when [`DecodeOptions::nominal_clock_khz`] is 0.
     pub fn decode_for(&self, device: &DeviceInfo) -> DecodeOptions {
-        let mut d = self.decode;
-        if d.nominal_clock_khz == 0 {
-            d.nominal_clock_khz = u64::from(device.clock_khz);
-        }
-        d
+        self.decode.for_device(device)
     }
 }
 
@@ -460,7 +456,7 @@ impl<'a> TimelineLaunch<'a> {
     /// gives its capture: `placement` is [`crate::timeline::place`]'s
     /// answer for the same captures in the same order.
     pub fn placed(
-        captures: impl IntoIterator<Item = &'a crate::capture::Capture>,
+        captures: impl IntoIterator<Item = &'a crate::format::capture::Capture>,
         placement: &'a crate::timeline::Placement,
     ) -> Vec<TimelineLaunch<'a>> {
         captures

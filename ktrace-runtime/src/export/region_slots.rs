@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::regions::Regions;
+use crate::format::regions::Regions;
 
 /// Ids below this index directly even when the region table is smaller.
 const MIN_DIRECT: usize = 64;

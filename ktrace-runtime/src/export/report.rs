@@ -33,12 +33,12 @@ use serde::Serialize;
 use super::collect::LaunchCollector;
 use super::summary::{ClockSummary, RegionStats, SummaryOptions};
 use super::ExportOptions;
-use crate::capture::{DeviceInfo, LaunchCapture};
 use crate::decode::Decoder;
 use crate::error::{Error, Result};
 use crate::fill::ring_fill;
+use crate::format::capture::{DeviceInfo, LaunchCapture};
+use crate::format::regions::Regions;
 use crate::output::write_atomic;
-use crate::regions::Regions;
 
 /// Diagnostic messages kept in the page (counts cover all of them).
 const DIAGNOSTICS_IN_REPORT: usize = 200;
@@ -484,7 +484,7 @@ pub fn write_report(
 mod tests {
     use super::*;
     use crate::decode::decode;
-    use crate::layout::EventKind;
+    use crate::format::layout::EventKind;
     use crate::synth::{sample_capture, SynthLaunch, SynthWarp};
 
     /// Two blocks of two warps at 2 cycles a ns, three of the four slots
@@ -598,7 +598,7 @@ mod tests {
     #[test]
     fn lanes_match_the_decoder_on_the_sample_and_real_captures() {
         let sample = sample_capture();
-        let real = crate::capture::Capture::read(concat!(
+        let real = crate::format::capture::Capture::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../tests/data/h200_gemm2048_v2.ktrace"
         ))

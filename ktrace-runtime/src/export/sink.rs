@@ -15,7 +15,7 @@ use std::io;
 
 use super::perfetto::LaunchGroup;
 use crate::decode::{Decoder, WarpTrace};
-use crate::regions::Regions;
+use crate::format::regions::Regions;
 
 /// A launch as a sink takes it, before its warps.
 #[derive(Clone, Copy, Debug)]

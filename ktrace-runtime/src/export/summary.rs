@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::region_slots::RegionSlots;
 use crate::decode::WarpTrace;
-use crate::regions::Regions;
+use crate::format::regions::Regions;
 
 /// Extra breakdowns in the summary.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -28,12 +28,12 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::buffer::LaunchBuffer;
+use crate::format::clock_sync::ClockSync;
 pub use crate::format::compact::stored_part;
 use crate::format::compact::{compact_len, read_compact, write_compact};
 use crate::format::layout::{LAYOUT_VERSION, OLDEST_LAYOUT_VERSION};
 use crate::format::regions::Regions;
 use crate::format::shape::LaunchShape;
-use crate::timeline::ClockSync;
 
 /// The first eight bytes of every capture file.
 pub const MAGIC: [u8; 8] = *b"\x89KTRACE\n";
@@ -628,7 +628,7 @@ impl<S: Source> Reader<S> {
         }
         let metadata = shape
             .slot_count()
-            .saturating_mul(crate::layout::META_BYTES as u64);
+            .saturating_mul(crate::format::layout::META_BYTES as u64);
         if metadata > stored {
             return Err(Error::Corrupt(format!(
                 "launch record {i}: {stored} stored bytes cannot hold the metadata of its {} \

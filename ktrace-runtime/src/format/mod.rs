@@ -5,6 +5,7 @@
 
 pub mod buffer;
 pub mod capture;
+pub mod clock_sync;
 pub mod compact;
 pub mod ids;
 pub mod layout;

@@ -2,7 +2,7 @@
 //! everything derived from them (slot count, buffer size, slot positions).
 
 use crate::error::Error;
-use crate::layout::{self, KtraceArg, MAX_CAP, MIN_CAP, WARP_SIZE};
+use crate::format::layout::{self, KtraceArg, MAX_CAP, MIN_CAP, WARP_SIZE};
 
 /// Which warps of a traced block are traced.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

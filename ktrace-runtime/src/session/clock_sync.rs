@@ -21,7 +21,8 @@ use cudarc::nvrtc::Ptx;
 
 use super::device::driver;
 use crate::error::{Error, Result};
-use crate::timeline::{host_clocks_ns, ClockSync};
+use crate::format::clock_sync::ClockSync;
+use crate::timeline::host_clocks_ns;
 
 /// Rounds per handshake.
 pub const ROUNDS: u32 = 64;

@@ -8,8 +8,8 @@ use cudarc::driver::LaunchConfig;
 
 use crate::error::{Error, Result};
 use crate::export::ExportOptions;
+use crate::format::shape::{BlockSampling, WarpSampling};
 use crate::settings::{LaunchSelection, Overrides};
-use crate::shape::{BlockSampling, WarpSampling};
 use crate::sizing::{fit_buffer, SizeRequest, Sizing, DEFAULT_BUDGET};
 
 /// What to trace in a launch, and where the output goes.
@@ -24,8 +24,8 @@ pub struct TraceConfig {
     /// Block dimensions of the launch, in threads.
     pub block: (u32, u32, u32),
     /// Per-warp ring capacity in entries (events and time anchors): a
-    /// power of two from [`MIN_CAP`](crate::layout::MIN_CAP) to
-    /// [`MAX_CAP`](crate::layout::MAX_CAP), kept even over the budget; or 0
+    /// power of two from [`MIN_CAP`](crate::format::layout::MIN_CAP) to
+    /// [`MAX_CAP`](crate::format::layout::MAX_CAP), kept even over the budget; or 0
     /// (the default) for automatic:
     /// [`DEFAULT_CAP`](crate::sizing::DEFAULT_CAP), lowered to fit the
     /// budget (see [`sizing`](crate::sizing)).
@@ -40,7 +40,7 @@ pub struct TraceConfig {
     /// [`DEFAULT_BUDGET`] (256 MiB).
     pub budget: Option<u64>,
     /// Which launches to trace (counted by
-    /// [`TraceSession::finish_launch`](crate::TraceSession::finish_launch)).
+    /// [`TraceSession::finish_launch`](crate::session::TraceSession::finish_launch)).
     /// Default all.
     pub launches: LaunchSelection,
     /// The trace file of launch 0; later launches go to `NAME_launchN.json`.
@@ -51,13 +51,13 @@ pub struct TraceConfig {
     /// `None`: `KTRACE_OUT`, or else `trace.json`.
     pub output: Option<PathBuf>,
     /// Capture file saved by
-    /// [`TraceSession::finish`](crate::TraceSession::finish). `None`:
+    /// [`TraceSession::finish`](crate::session::TraceSession::finish). `None`:
     /// `KTRACE_CAPTURE`, or else no capture.
     pub capture: Option<PathBuf>,
     /// Decoding, trace layout and summary choices.
     pub export: ExportOptions,
     /// Print nothing: neither the sizing line nor the lines per launch and
-    /// file ([`TraceSession::sizing`](crate::TraceSession::sizing) and the
+    /// file ([`TraceSession::sizing`](crate::session::TraceSession::sizing) and the
     /// reports say the same).
     pub quiet: bool,
     /// The kernel's name, shown with each launch (in a Perfetto trace, the

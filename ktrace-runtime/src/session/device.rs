@@ -8,10 +8,10 @@ use cudarc::driver::sys::{cudaError_enum, CUdevice_attribute};
 use cudarc::driver::{CudaContext, CudaModule, CudaSlice, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
 
-use crate::capture::DeviceInfo;
 use crate::error::{Error, Result};
-use crate::layout::KtraceArg;
-use crate::shape::LaunchShape;
+use crate::format::capture::DeviceInfo;
+use crate::format::layout::KtraceArg;
+use crate::format::shape::LaunchShape;
 use crate::switch::{enabled, KernelModule};
 
 // SAFETY: `KtraceArg` is `#[repr(C)]`, made only of integers, with the size,

@@ -15,18 +15,18 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
-use crate::capture::{Capture, CaptureParts, DeviceInfo, HostSpan, LaunchCapture};
 use crate::error::Result;
 use crate::export::perfetto::{HostClocks, PerfettoOptions};
 use crate::export::{
     export_launch, export_perfetto, is_perfetto_path, ExportOptions, ExportReport, TimelineLaunch,
 };
 use crate::fill::{ring_fill, RingFill};
-use crate::layout::KtraceArg;
+use crate::format::capture::{Capture, CaptureParts, DeviceInfo, HostSpan, LaunchCapture};
+use crate::format::layout::KtraceArg;
+use crate::format::regions::Regions;
+use crate::format::shape::LaunchShape;
 use crate::output::launch_trace_path;
-use crate::regions::Regions;
 use crate::settings::{var, LaunchSelection, Overrides};
-use crate::shape::LaunchShape;
 use crate::sizing::{bytes_text, Sizing};
 use crate::switch::enabled;
 pub use crate::switch::{KernelModule, ENV_ENABLE};
@@ -333,7 +333,7 @@ impl TraceSession {
 
     /// Saves the launches recorded so far as a capture file.
     pub fn save_capture(&self, path: impl AsRef<Path>) -> Result<()> {
-        crate::capture::save_capture(&self.parts(), path.as_ref())
+        crate::format::capture::save_capture(&self.parts(), path.as_ref())
     }
 
     /// Writes the trace and summary of every launch not yet written (after
@@ -435,7 +435,7 @@ impl Drop for TraceSession {
     }
 }
 
-fn no_clock_sync(e: &crate::Error, quiet: bool) {
+fn no_clock_sync(e: &crate::error::Error, quiet: bool) {
     if !quiet {
         eprintln!(
             "ktrace: warning: {e}; this session's traces stay on the GPU's own clock \

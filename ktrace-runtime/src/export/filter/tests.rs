@@ -490,12 +490,14 @@ fn chrome_events(trace: &serde_json::Value) -> Vec<(String, u64)> {
         .collect()
 }
 
-fn write(opts: &crate::ExportOptions) -> std::io::Result<(serde_json::Value, crate::Summary)> {
+fn write(
+    opts: &crate::export::ExportOptions,
+) -> std::io::Result<(serde_json::Value, crate::export::summary::Summary)> {
     let cap = crate::synth::sample_capture();
     let l = &cap.launches[0];
-    let dec = crate::Decoder::new(l.buffer().unwrap(), &opts.decode_for(&cap.device));
+    let dec = crate::decode::Decoder::new(l.buffer().unwrap(), &opts.decode_for(&cap.device));
     let mut out = Vec::new();
-    let written = crate::write_trace(
+    let written = crate::export::write_trace(
         &dec,
         dec.warps(),
         &cap.device,
@@ -509,14 +511,14 @@ fn write(opts: &crate::ExportOptions) -> std::io::Result<(serde_json::Value, cra
 
 #[test]
 fn write_trace_writes_what_the_filter_keeps() {
-    let (whole, whole_summary) = write(&crate::ExportOptions::default()).unwrap();
+    let (whole, whole_summary) = write(&crate::export::ExportOptions::default()).unwrap();
     assert!(whole["otherData"].get("filter").is_none());
     let mut f = TraceFilter::default();
     f.set_blocks("1").unwrap();
     f.set_regions("mma").unwrap();
-    let mut opts = crate::ExportOptions {
+    let mut opts = crate::export::ExportOptions {
         filter: Some(f),
-        ..crate::ExportOptions::default()
+        ..crate::export::ExportOptions::default()
     };
     let (t, summary) = write(&opts).unwrap();
     // Block 1's warp 0 has 16 mma spans left in its ring of 32
@@ -563,12 +565,12 @@ fn write_trace_writes_what_the_filter_keeps() {
 fn write_trace_with_a_window() {
     // The window's rule applied to the unfiltered file gives the
     // filtered file's events, exactly.
-    let (whole, _) = write(&crate::ExportOptions::default()).unwrap();
+    let (whole, _) = write(&crate::export::ExportOptions::default()).unwrap();
     let mut f = TraceFilter::default();
     f.set_time("1.1..3.21").unwrap();
-    let opts = crate::ExportOptions {
+    let opts = crate::export::ExportOptions {
         filter: Some(f),
-        ..crate::ExportOptions::default()
+        ..crate::export::ExportOptions::default()
     };
     let (t, _) = write(&opts).unwrap();
     let ps = |v: &serde_json::Value| (v.as_f64().unwrap() * 1e6).round() as i64;
@@ -613,9 +615,9 @@ fn write_trace_with_a_window() {
 fn write_trace_fails_on_a_window_past_the_end() {
     let mut f = TraceFilter::default();
     f.set_time("100..").unwrap();
-    let opts = crate::ExportOptions {
+    let opts = crate::export::ExportOptions {
         filter: Some(f),
-        ..crate::ExportOptions::default()
+        ..crate::export::ExportOptions::default()
     };
     let e = write(&opts).unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
@@ -649,13 +651,14 @@ fn export_launch_writes_nothing_for_a_filter_that_does_not_fit() {
     ] {
         let mut f = TraceFilter::default();
         set(&mut f).unwrap();
-        let opts = crate::ExportOptions {
+        let opts = crate::export::ExportOptions {
             filter: Some(f),
-            ..crate::ExportOptions::default()
+            ..crate::export::ExportOptions::default()
         };
-        let e = crate::export_launch(&cap.launches[0], &cap.device, &cap.regions, &path, &opts)
-            .unwrap_err();
-        assert!(matches!(e, crate::Error::Config(_)), "{e}");
+        let e =
+            crate::export::export_launch(&cap.launches[0], &cap.device, &cap.regions, &path, &opts)
+                .unwrap_err();
+        assert!(matches!(e, crate::error::Error::Config(_)), "{e}");
         assert!(e.to_string().contains(needle), "{e}");
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert!(left.is_empty(), "{left:?}");

@@ -24,7 +24,7 @@ impl HostClocks {
     /// exported later, or elsewhere, on the boot-time axis of the host and
     /// boot it was recorded on.
     pub fn from_syncs<'a>(
-        syncs: impl IntoIterator<Item = &'a crate::timeline::ClockSync>,
+        syncs: impl IntoIterator<Item = &'a crate::format::clock_sync::ClockSync>,
     ) -> Option<HostClocks> {
         syncs
             .into_iter()

@@ -88,7 +88,7 @@ pub use host_clocks::HostClocks;
 use super::region_slots::RegionSlots;
 use super::sink::{LaunchView, TraceSink};
 use crate::decode::{Decoder, WarpTrace};
-use crate::regions::Regions;
+use crate::format::regions::Regions;
 use encode::{push_annotation, push_varint};
 use proto as pb;
 use tracks::{splitmix64, Ev, WarpTracks};

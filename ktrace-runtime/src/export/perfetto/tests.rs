@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use super::*;
-use crate::capture::LaunchCapture;
 use crate::decode::DecodeOptions;
+use crate::format::capture::LaunchCapture;
 use crate::synth::{SynthLaunch, SynthWarp};
 
 /// A track as its descriptor declares it.
@@ -610,7 +610,7 @@ fn launches_share_their_device_track_and_keep_apart_otherwise() {
 
 #[test]
 fn values_become_annotations_named_value_and_end_value() {
-    use crate::layout::EventKind;
+    use crate::format::layout::EventKind;
     let launch = SynthLaunch::all_traced(1, 32, 32)
         .with(
             SynthWarp::new(0, 0)
