@@ -4,13 +4,10 @@
 use std::path::Path;
 
 use ktrace_runtime::export::perfetto::{HostClocks, PerfettoOptions};
+use ktrace_runtime::export::plan::{plan, ChromeNames, TraceFormat};
 use ktrace_runtime::export::summary::SummaryOptions;
-use ktrace_runtime::export::{
-    export_launch_with_progress, export_perfetto, is_perfetto_path, ExportOptions, ExportReport,
-    TimelineLaunch,
-};
+use ktrace_runtime::export::{is_perfetto_path, ExportOptions, ExportReport, TimelineLaunch};
 use ktrace_runtime::format::capture::Capture;
-use ktrace_runtime::output::launch_trace_path;
 use ktrace_runtime::timeline::HostAxis;
 
 use super::{pick, read};
@@ -83,54 +80,60 @@ fn write_traces(
     dest: &Destination<'_>,
     opts: &ExportOptions,
 ) -> Result<Vec<ExportReport>, CliError> {
-    if dest.format == FormatArg::Perfetto {
-        let path = dest
-            .output
-            .map_or_else(|| dest.capture.with_extension("pftrace"), Path::to_path_buf);
-        let axis = HostAxis::new(&cap.clock_syncs)?;
-        let launches: Vec<TimelineLaunch> = pick(cap, dest.launch)?
-            .into_iter()
-            .map(|l| TimelineLaunch {
-                launch: l,
-                device: &cap.device,
-                regions: &cap.regions,
-                host_axis: axis.as_ref(),
-            })
-            .collect();
-        let perfetto = PerfettoOptions {
+    let perfetto = dest.format == FormatArg::Perfetto;
+    let (ext, axis) = if perfetto {
+        ("pftrace", HostAxis::new(&cap.clock_syncs)?)
+    } else {
+        ("json", None)
+    };
+    let output = dest
+        .output
+        .map_or_else(|| dest.capture.with_extension(ext), Path::to_path_buf);
+    let launches: Vec<TimelineLaunch> = pick(cap, dest.launch)?
+        .into_iter()
+        .map(|l| TimelineLaunch {
+            launch: l,
+            device: &cap.device,
+            regions: &cap.regions,
+            host_axis: axis.as_ref(),
+        })
+        .collect();
+    let format = if perfetto {
+        TraceFormat::Perfetto(PerfettoOptions {
             host_clocks: axis
                 .as_ref()
                 .and_then(|_| HostClocks::from_syncs(&cap.clock_syncs)),
             args: dest.perfetto_args,
-        };
-        let mut bar = ProgressLine::stderr("export:".into());
-        let r = export_perfetto(&launches, &path, opts, &perfetto, &mut |p| bar.update(p));
-        bar.finish();
-        Ok(r?)
+        })
     } else {
-        let base = dest
-            .output
-            .map_or_else(|| dest.capture.with_extension("json"), Path::to_path_buf);
-        let mut reports = Vec::new();
-        for l in pick(cap, dest.launch)? {
-            let path = if dest.launch.is_some() {
-                base.clone()
-            } else {
-                launch_trace_path(&base, l.shape.launch)
-            };
-            let mut bar = ProgressLine::stderr(format!("launch {}:", l.shape.launch));
-            let r =
-                export_launch_with_progress(l, &cap.device, &cap.regions, &path, opts, &mut |p| {
-                    bar.update(p)
-                });
-            bar.finish();
-            reports.push(r.map_err(|error| CliError::Launch {
-                launch: l.shape.launch,
-                error,
-            })?);
-        }
-        Ok(reports)
+        TraceFormat::Chrome
+    };
+    let names = if dest.launch.is_some() {
+        ChromeNames::Exact
+    } else {
+        ChromeNames::ByLaunch
+    };
+    let mut reports = Vec::new();
+    for file in plan(launches, &output, format, names) {
+        let label = match file.format {
+            TraceFormat::Perfetto(_) => "export:".to_string(),
+            TraceFormat::Chrome => format!("launch {}:", file.launches[0].launch.shape.launch),
+        };
+        let mut bar = ProgressLine::stderr(label);
+        let r = file.write(opts, &mut |p| bar.update(p));
+        bar.finish();
+        reports.extend(match (r, file.format) {
+            (Ok(r), _) => r,
+            (Err(error), TraceFormat::Chrome) => {
+                return Err(CliError::Launch {
+                    launch: file.launches[0].launch.shape.launch,
+                    error,
+                })
+            }
+            (Err(error), TraceFormat::Perfetto(_)) => return Err(error.into()),
+        });
     }
+    Ok(reports)
 }
 
 /// The trace format asked for: `--format`, else the output's name. A name

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use ktrace_runtime::export::perfetto::{HostClocks, PerfettoOptions};
-use ktrace_runtime::export::TimelineLaunch;
-use ktrace_runtime::export::{export_perfetto, is_perfetto_path, ExportOptions, ExportReport};
+use ktrace_runtime::export::plan::{plan, ChromeNames, TraceFormat};
+use ktrace_runtime::export::{is_perfetto_path, ExportOptions, ExportReport, TimelineLaunch};
 use ktrace_runtime::format::capture::Capture;
 use ktrace_runtime::timeline::{place, Axis, HostAxis, Placement};
 
@@ -80,16 +80,15 @@ fn write_merged(
             .flatten(),
         args,
     };
-    let mut bar = ProgressLine::stderr("merge:".into());
-    let r = export_perfetto(
-        &launches,
-        output,
-        &ExportOptions::default(),
-        &perfetto,
-        &mut |p| bar.update(p),
-    );
-    bar.finish();
-    Ok((placement.axis, r?))
+    let format = TraceFormat::Perfetto(perfetto);
+    let mut reports = Vec::new();
+    for file in plan(launches, output, format, ChromeNames::ByLaunch) {
+        let mut bar = ProgressLine::stderr("merge:".into());
+        let r = file.write(&ExportOptions::default(), &mut |p| bar.update(p));
+        bar.finish();
+        reports.extend(r?);
+    }
+    Ok((placement.axis, reports))
 }
 
 /// How a capture's clock was placed on the host's.

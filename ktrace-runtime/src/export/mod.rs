@@ -7,6 +7,7 @@ pub mod chrome;
 mod collect;
 pub mod filter;
 pub mod perfetto;
+pub mod plan;
 mod region_slots;
 pub mod report;
 pub mod sink;

@@ -17,15 +17,13 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
 use crate::error::Result;
 use crate::export::perfetto::{HostClocks, PerfettoOptions};
-use crate::export::{
-    export_launch, export_perfetto, is_perfetto_path, ExportOptions, ExportReport, TimelineLaunch,
-};
+use crate::export::plan::{plan, ChromeNames, TraceFormat};
+use crate::export::{is_perfetto_path, ExportOptions, ExportReport, TimelineLaunch};
 use crate::fill::{ring_fill, RingFill};
 use crate::format::capture::{Capture, CaptureParts, DeviceInfo, HostSpan, LaunchCapture};
 use crate::format::layout::KtraceArg;
 use crate::format::regions::Regions;
 use crate::format::shape::LaunchShape;
-use crate::output::launch_trace_path;
 use crate::settings::{var, LaunchSelection, Overrides};
 use crate::sizing::{bytes_text, Sizing};
 use crate::switch::enabled;
@@ -348,47 +346,50 @@ impl TraceSession {
             self.finish_launch()?;
         }
         let mut reports = Vec::new();
-        if is_perfetto_path(&self.output) && self.written < self.launches.len() {
-            // One timeline: every launch so far, on the host's clock.
-            let axis = HostAxis::new(&self.clock_syncs)?;
-            let launches: Vec<TimelineLaunch> = self
-                .launches
-                .iter()
-                .map(|l| TimelineLaunch {
-                    launch: l,
-                    device: &self.device,
-                    regions: &self.regions,
-                    host_axis: axis.as_ref(),
-                })
-                .collect();
-            let perfetto = PerfettoOptions {
+        // A Perfetto trace is one timeline of every launch so far, on the
+        // host's clock (rewritten whole); Chrome traces are the launches
+        // not yet written, one file each.
+        let perfetto = is_perfetto_path(&self.output);
+        let axis = if perfetto {
+            HostAxis::new(&self.clock_syncs)?
+        } else {
+            None
+        };
+        let first = if perfetto { 0 } else { self.written };
+        let launches: Vec<TimelineLaunch> = self.launches[first..]
+            .iter()
+            .map(|l| TimelineLaunch {
+                launch: l,
+                device: &self.device,
+                regions: &self.regions,
+                host_axis: axis.as_ref(),
+            })
+            .collect();
+        let format = if perfetto {
+            TraceFormat::Perfetto(PerfettoOptions {
                 host_clocks: HostClocks::from_syncs(&self.clock_syncs),
                 args: false,
-            };
-            let all = export_perfetto(
-                &launches,
-                &self.output,
-                &self.export,
-                &perfetto,
-                &mut |_| {},
-            )?;
-            for (r, l) in all.into_iter().zip(&self.launches).skip(self.written) {
+            })
+        } else {
+            TraceFormat::Chrome
+        };
+        let files = if self.written < self.launches.len() {
+            plan(launches, &self.output, format, ChromeNames::ByLaunch)
+        } else {
+            Vec::new()
+        };
+        // Of a rewritten Perfetto trace, the launches already written.
+        let skip = self.written - first;
+        for file in files {
+            let mut written = file.write(&self.export, &mut |_| {})?;
+            written.drain(..skip);
+            for r in written {
                 if !self.quiet {
-                    report(&r, l.shape.launch);
+                    report(&r, self.launches[self.written].shape.launch);
                 }
                 reports.push(r);
+                self.written += 1;
             }
-            self.written = self.launches.len();
-        }
-        while self.written < self.launches.len() {
-            let launch = &self.launches[self.written];
-            let path = launch_trace_path(&self.output, launch.shape.launch);
-            let r = export_launch(launch, &self.device, &self.regions, &path, &self.export)?;
-            if !self.quiet {
-                report(&r, launch.shape.launch);
-            }
-            reports.push(r);
-            self.written += 1;
         }
         if let Some(path) = &self.capture_path {
             if !self.launches.is_empty() {

@@ -1,0 +1,189 @@
+//! One export plan and one executor: which launches go to which file, in
+//! which format, on which time axis. The session ([`TraceSession::write`]),
+//! `ktrace export` and `ktrace merge` each make a plan and run it, so the
+//! rules live here once:
+//!
+//! - a Perfetto trace is one file holding every launch of the plan, each on
+//!   its [`TimelineLaunch::host_axis`];
+//! - a Chrome trace is one file per launch: the output name for launch 0
+//!   (or for the one launch asked for by number), `NAME_launchN.json` for
+//!   launch `N` ([`launch_trace_path`]).
+//!
+//! Planning is a pure function of the launches and the output asked for;
+//! [`TraceFile::write`] decodes and writes.
+//!
+//! [`TraceSession::write`]: crate::session::TraceSession::write
+
+use std::path::{Path, PathBuf};
+
+use super::perfetto::PerfettoOptions;
+use super::{
+    export_launch_with_progress, export_perfetto, ExportOptions, ExportProgress, ExportReport,
+    TimelineLaunch,
+};
+use crate::error::Result;
+use crate::output::launch_trace_path;
+
+/// The format of a trace file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// Chrome Trace JSON: one launch per file, on its own clock.
+    Chrome,
+    /// Perfetto protobuf (`.pftrace`): any number of launches on one
+    /// timeline.
+    Perfetto(PerfettoOptions),
+}
+
+/// How the launches of a Chrome export are named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChromeNames {
+    /// Launch 0 at the output, launch `N` at `NAME_launchN.json`.
+    ByLaunch,
+    /// The output name as given, for a plan of one launch picked by number.
+    Exact,
+}
+
+/// One file of a plan: where it goes, its format and the launches it holds.
+#[derive(Clone, Debug)]
+pub struct TraceFile<'a> {
+    /// The trace's path (its summaries go beside it).
+    pub path: PathBuf,
+    /// Its format.
+    pub format: TraceFormat,
+    /// Its launches, in order (one for a Chrome trace).
+    pub launches: Vec<TimelineLaunch<'a>>,
+}
+
+/// Plans the files for `launches` written to `output` in `format`: one
+/// Perfetto file with all of them (a timeline with none when there are
+/// none), or one Chrome file each, named by `names`.
+pub fn plan<'a>(
+    launches: Vec<TimelineLaunch<'a>>,
+    output: &Path,
+    format: TraceFormat,
+    names: ChromeNames,
+) -> Vec<TraceFile<'a>> {
+    match format {
+        TraceFormat::Perfetto(_) => vec![TraceFile {
+            path: output.to_path_buf(),
+            format,
+            launches,
+        }],
+        TraceFormat::Chrome => launches
+            .into_iter()
+            .map(|l| TraceFile {
+                path: match names {
+                    ChromeNames::Exact => output.to_path_buf(),
+                    ChromeNames::ByLaunch => launch_trace_path(output, l.launch.shape.launch),
+                },
+                format,
+                launches: vec![l],
+            })
+            .collect(),
+    }
+}
+
+impl TraceFile<'_> {
+    /// Decodes the file's launches and writes the trace and each launch's
+    /// summary; one report per launch, in order. `progress` is called after
+    /// each warp.
+    pub fn write(
+        &self,
+        opts: &ExportOptions,
+        progress: &mut dyn FnMut(&ExportProgress),
+    ) -> Result<Vec<ExportReport>> {
+        match &self.format {
+            TraceFormat::Perfetto(perfetto) => {
+                export_perfetto(&self.launches, &self.path, opts, perfetto, progress)
+            }
+            TraceFormat::Chrome => self
+                .launches
+                .iter()
+                .map(|t| {
+                    export_launch_with_progress(
+                        t.launch, t.device, t.regions, &self.path, opts, progress,
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::sample_capture;
+
+    fn views(cap: &crate::format::capture::Capture) -> Vec<TimelineLaunch<'_>> {
+        cap.launches
+            .iter()
+            .map(|l| TimelineLaunch {
+                launch: l,
+                device: &cap.device,
+                regions: &cap.regions,
+                host_axis: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn chrome_traces_are_one_file_per_launch_and_perfetto_one_for_all() {
+        let cap = sample_capture();
+        let out = Path::new("dir/t.json");
+        let files = plan(views(&cap), out, TraceFormat::Chrome, ChromeNames::ByLaunch);
+        let paths: Vec<_> = files.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(
+            paths,
+            [
+                PathBuf::from("dir/t.json"),
+                PathBuf::from("dir/t_launch1.json")
+            ]
+        );
+        assert!(files.iter().all(|f| f.launches.len() == 1));
+        let one = plan(
+            views(&cap)[1..].to_vec(),
+            out,
+            TraceFormat::Chrome,
+            ChromeNames::Exact,
+        );
+        assert_eq!(one[0].path, out);
+        assert_eq!(one[0].launches[0].launch.shape.launch, 1);
+        let pf = TraceFormat::Perfetto(PerfettoOptions::default());
+        let files = plan(
+            views(&cap),
+            Path::new("t.pftrace"),
+            pf,
+            ChromeNames::ByLaunch,
+        );
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].launches.len(), 2);
+        let empty = plan(Vec::new(), out, pf, ChromeNames::ByLaunch);
+        assert_eq!((empty.len(), empty[0].launches.len()), (1, 0));
+        assert!(plan(Vec::new(), out, TraceFormat::Chrome, ChromeNames::ByLaunch).is_empty());
+    }
+
+    #[test]
+    fn a_planned_file_writes_what_the_export_functions_write() {
+        let cap = sample_capture();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("t.json");
+        let opts = ExportOptions::default();
+        let mut reports = Vec::new();
+        for f in plan(
+            views(&cap),
+            &out,
+            TraceFormat::Chrome,
+            ChromeNames::ByLaunch,
+        ) {
+            reports.extend(f.write(&opts, &mut |_| {}).unwrap());
+        }
+        let direct = dir.path().join("direct.json");
+        let l = &cap.launches[1];
+        let r = super::super::export_launch(l, &cap.device, &cap.regions, &direct, &opts).unwrap();
+        assert_eq!(reports.len(), 2);
+        assert_eq!(reports[1].trace_path, dir.path().join("t_launch1.json"));
+        assert_eq!(reports[1].events, r.events);
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+        assert_eq!(read(&reports[1].trace_path), read(&direct));
+    }
+}
