@@ -32,11 +32,21 @@ pub fn launch_trace_path(base: &Path, launch: u32) -> PathBuf {
 
 /// Writes `path` through a temporary file in the same directory, renamed
 /// over `path` once complete, so readers never see a partial file.
-/// Returns what `body` returned.
+/// Returns what `body` returned; an io error of `body`'s names `path`.
 pub fn write_atomic<T>(
     path: &Path,
     body: impl FnOnce(&mut BufWriter<File>) -> io::Result<T>,
 ) -> Result<T> {
+    write_atomic_with(path, |w| body(w).map_err(|e| Error::io(path, e)))
+}
+
+/// [`write_atomic`] for a `body` with an error type of its own: its errors
+/// come back as they are (and no file is written); those of the file itself
+/// (creating, flushing, renaming) as an [`Error`] naming `path`, converted.
+pub fn write_atomic_with<T, E: From<Error>>(
+    path: &Path,
+    body: impl FnOnce(&mut BufWriter<File>) -> std::result::Result<T, E>,
+) -> std::result::Result<T, E> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -50,18 +60,16 @@ pub fn write_atomic<T>(
         file_name.to_string_lossy(),
         std::process::id()
     ));
-    let result = (|| {
-        let f = File::create(&tmp)?;
-        let mut w = BufWriter::new(f);
-        let value = body(&mut w)?;
-        w.flush()?;
-        let f = w.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        Ok(value)
-    })();
-    result.map_err(|e| {
+    let fail = |e: E| {
         let _ = std::fs::remove_file(&tmp);
-        Error::io(path, e)
-    })
+        e
+    };
+    let io = |e: io::Error| fail(E::from(Error::io(path, e)));
+    let mut w = BufWriter::new(File::create(&tmp).map_err(io)?);
+    let value = body(&mut w).map_err(fail)?;
+    w.flush().map_err(io)?;
+    let f = w.into_inner().map_err(|e| io(e.into_error()))?;
+    f.sync_all().map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)?;
+    Ok(value)
 }

@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::fill::{ring_fill, RingFill};
 use crate::format::capture::{DeviceInfo, LaunchCapture};
 use crate::format::regions::Regions;
-use crate::output::{launch_trace_path, summary_path, write_atomic};
+use crate::output::{launch_trace_path, summary_path, write_atomic, write_atomic_with};
 use crate::timeline::HostAxis;
 use chrome::{ChromeOptions, ChromeWriter};
 use collect::LaunchCollector;
@@ -142,23 +142,6 @@ fn other_data(
 /// A [`FilterError`] as this crate's error.
 fn config_error(e: FilterError) -> Error {
     Error::Config(e.to_string())
-}
-
-/// A [`FilterError`] through a writer's `io::Error`.
-fn io_error(e: FilterError) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidInput, e)
-}
-
-/// The [`FilterError`] that [`write_trace`] returned inside an
-/// `io::Error` (and [`write_atomic`] wrapped with the file's name) as a
-/// configuration error; any other error as it is.
-fn unwrap_filter_error(e: Error) -> Error {
-    match e {
-        Error::Io { error, .. } if error.get_ref().is_some_and(|i| i.is::<FilterError>()) => {
-            Error::Config(error.to_string())
-        }
-        e => e,
-    }
 }
 
 /// Decodes a launch and computes its summary, writing nothing. The
@@ -281,9 +264,10 @@ pub struct WrittenTrace {
 /// ([`LaunchFilter::apply`]), `otherData.filter` records it, and the
 /// summary covers the whole launch or what was kept
 /// ([`TraceFilter::summary`]). A filter that does not fit the launch fails
-/// with an `io::Error` of kind `InvalidInput` holding the [`FilterError`]:
-/// before anything is written, or, for a window that starts after the
-/// launch's last event, once every warp has been written to `w`.
+/// with an [`Error::Config`] holding the [`FilterError`]'s message: before
+/// anything is written, or, for a window that starts after the launch's
+/// last event, once every warp has been written to `w`. An error writing
+/// to `w` is an [`Error::Io`] naming `trace_name`.
 pub fn write_trace<W: Write, T: Borrow<WarpTrace>>(
     dec: &Decoder<'_>,
     warps: impl IntoIterator<Item = T>,
@@ -292,21 +276,22 @@ pub fn write_trace<W: Write, T: Borrow<WarpTrace>>(
     opts: &ExportOptions,
     trace_name: &Path,
     w: W,
-) -> io::Result<WrittenTrace> {
+) -> Result<WrittenTrace> {
+    let io = |e| Error::io(trace_name, e);
     let t0 = dec.first_event_of_launch().unwrap_or(0);
     let filter = opts
         .filter_for(dec, device, regions, t0)
-        .map_err(io_error)?;
+        .map_err(config_error)?;
     let mut pass = FilteredPass::new(filter, dec, regions, opts);
-    let mut cw = ChromeWriter::begin(w, regions, opts.chrome, t0)?;
+    let mut cw = ChromeWriter::begin(w, regions, opts.chrome, t0).map_err(io)?;
     for warp in warps {
         if let Some(kept) = pass.add_warp(warp.borrow()) {
-            cw.warp(&kept)?;
+            cw.warp(&kept).map_err(io)?;
         }
     }
     let events = cw.events_written();
     let warps_written = pass.warps_kept;
-    let (summary, diagnostics, record) = pass.finish(trace_name).map_err(io_error)?;
+    let (summary, diagnostics, record) = pass.finish(trace_name).map_err(config_error)?;
     cw.finish(&other_data(
         dec,
         device,
@@ -315,7 +300,8 @@ pub fn write_trace<W: Write, T: Borrow<WarpTrace>>(
         events,
         t0,
         record,
-    ))?;
+    ))
+    .map_err(io)?;
     Ok(WrittenTrace {
         events,
         warps_written,
@@ -383,10 +369,9 @@ pub fn export_launch_with_progress(
         warps_written,
         diagnostics,
         summary,
-    } = write_atomic(trace_path, |w| {
+    } = write_atomic_with(trace_path, |w| {
         write_trace(&dec, warps, device, regions, opts, trace_path, w)
-    })
-    .map_err(unwrap_filter_error)?;
+    })?;
     let summary_path = summary_path(trace_path);
     write_atomic(&summary_path, |w| {
         serde_json::to_writer_pretty(&mut *w, &summary).map_err(io::Error::other)?;
@@ -513,8 +498,9 @@ pub fn export_perfetto(
         warps: decoders.iter().map(Decoder::warp_count).sum(),
         ..ExportProgress::default()
     };
-    let written = write_atomic(trace_path, |w| {
-        let mut pw = PerfettoWriter::begin(w, *perfetto)?;
+    let io = |e| Error::io(trace_path, e);
+    let written = write_atomic_with(trace_path, |w| {
+        let mut pw = PerfettoWriter::begin(w, *perfetto).map_err(io)?;
         let mut out = Vec::with_capacity(launches.len());
         for ((dec, t), filter) in decoders.iter().zip(launches).zip(filters) {
             let origin = dec.origin_globaltimer();
@@ -527,19 +513,19 @@ pub fn export_perfetto(
                     .and(t.launch.host_span)
                     .map(|h| (h.enqueue_ns, h.complete_ns)),
             };
-            pw.launch(&group, dec, t.regions)?;
+            pw.launch(&group, dec, t.regions).map_err(io)?;
             let before = pw.events_written();
             let mut pass = FilteredPass::new(filter, dec, t.regions, opts);
             for warp in dec.warps() {
                 if let Some(kept) = pass.add_warp(&warp) {
-                    pw.warp(&kept)?;
+                    pw.warp(&kept).map_err(io)?;
                 }
                 done.warps_done += 1;
                 done.events += warp.events.len() as u64;
                 progress(&done);
             }
             let warps_kept = pass.warps_kept;
-            let (mut summary, diagnostics, _) = pass.finish(trace_path).map_err(io_error)?;
+            let (mut summary, diagnostics, _) = pass.finish(trace_path).map_err(config_error)?;
             summary.placement = Some(match t.host_axis {
                 Some(a) => serde_json::json!({
                     "axis": "host_realtime",
@@ -556,10 +542,9 @@ pub fn export_perfetto(
                 diagnostics,
             ));
         }
-        pw.finish()?;
+        pw.finish().map_err(io)?;
         Ok(out)
-    })
-    .map_err(unwrap_filter_error)?;
+    })?;
     let only = launches.len() == 1;
     let mut numbers: Vec<u32> = decoders.iter().map(|d| d.shape().launch).collect();
     numbers.sort_unstable();
