@@ -154,11 +154,45 @@ pub use manifest::Freshness;
 pub use nvcc::{Arch, Variant};
 pub use regions::{Region, RegionTable};
 
-/// The device headers shipped with this crate: `(file name, contents)`.
-/// They are written to `OUT_DIR/ktrace/include`, which is put on nvcc's
-/// include path.
+/// The device headers shipped with this crate: `(path, contents)`, the
+/// path relative to the include directory (`ktrace.cuh` includes its parts
+/// from `ktrace/`). They are written to `OUT_DIR/ktrace/include`, which is
+/// put on nvcc's include path.
 pub const DEVICE_HEADERS: &[(&str, &str)] = &[
     ("ktrace.cuh", include_str!("../include/ktrace.cuh")),
+    (
+        "ktrace/config.cuh",
+        include_str!("../include/ktrace/config.cuh"),
+    ),
+    (
+        "ktrace/common.cuh",
+        include_str!("../include/ktrace/common.cuh"),
+    ),
+    (
+        "ktrace/store.cuh",
+        include_str!("../include/ktrace/store.cuh"),
+    ),
+    (
+        "ktrace/ring.cuh",
+        include_str!("../include/ktrace/ring.cuh"),
+    ),
+    (
+        "ktrace/global.cuh",
+        include_str!("../include/ktrace/global.cuh"),
+    ),
+    (
+        "ktrace/smem.cuh",
+        include_str!("../include/ktrace/smem.cuh"),
+    ),
+    (
+        "ktrace/newest.cuh",
+        include_str!("../include/ktrace/newest.cuh"),
+    ),
+    ("ktrace/off.cuh", include_str!("../include/ktrace/off.cuh")),
+    (
+        "ktrace/markers.cuh",
+        include_str!("../include/ktrace/markers.cuh"),
+    ),
     (
         "ktrace_layout.h",
         include_str!("../include/ktrace_layout.h"),
@@ -174,8 +208,9 @@ pub const DEVICE_HEADERS: &[(&str, &str)] = &[
 pub struct Output {
     /// The region table.
     pub regions: RegionTable,
-    /// Directory with `ktrace.cuh`, `ktrace_layout.h` and the generated
-    /// `ktrace_regions.h`; add it to other C++ builds that use markers.
+    /// Directory with `ktrace.cuh` (and its parts, in `ktrace/`),
+    /// `ktrace_layout.h` and the generated `ktrace_regions.h`; add it to
+    /// other C++ builds that use markers.
     pub include_dir: PathBuf,
     /// The generated Rust file (`OUT_DIR/ktrace.rs`).
     pub rust_file: PathBuf,
