@@ -131,6 +131,7 @@ pub mod codegen;
 mod depfile;
 pub mod env;
 mod error;
+mod executable;
 mod execute;
 mod launcher;
 mod manifest;
@@ -142,6 +143,7 @@ pub mod regions;
 pub mod scan;
 #[doc(hidden)]
 pub mod test_support;
+mod toolkit;
 
 use std::path::{Path, PathBuf};
 
