@@ -133,6 +133,7 @@ pub mod env;
 mod error;
 mod executable;
 mod execute;
+mod kernel_variant;
 mod launcher;
 mod manifest;
 pub mod nvcc;
@@ -152,6 +153,7 @@ use plan::Plan;
 use scan::SourceFile;
 
 pub use error::Error;
+pub use kernel_variant::KernelVariant;
 pub use manifest::Freshness;
 pub use nvcc::{Arch, Variant};
 pub use regions::{Region, RegionTable};
@@ -216,13 +218,17 @@ pub struct Output {
     pub include_dir: PathBuf,
     /// The generated Rust file (`OUT_DIR/ktrace.rs`).
     pub rust_file: PathBuf,
-    /// Each module: name, traced image, untraced image.
+    /// Each module: name, traced image, untraced image. The kernel
+    /// sources' modules, then the [`Build::variant`]s.
     pub modules: Vec<(String, PathBuf, PathBuf)>,
     /// nvcc's messages per source and variant (warnings, `-Xptxas -v`),
     /// from the run that built the image: replayed when it was up to date.
+    /// In the order of [`Output::modules`], traced then untraced (two
+    /// variants of one source name the same source).
     pub nvcc_messages: Vec<(PathBuf, Variant, String)>,
     /// Each kernel build, per source and variant: whether nvcc ran, and why,
-    /// or the image was up to date (see "Rebuilds" in the crate docs).
+    /// or the image was up to date (see "Rebuilds" in the crate docs). In
+    /// the order of [`Output::nvcc_messages`].
     pub jobs: Vec<(PathBuf, Variant, Freshness)>,
 }
 
@@ -231,6 +237,7 @@ pub struct Output {
 pub struct Build {
     kernel_dirs: Vec<PathBuf>,
     kernels: Vec<PathBuf>,
+    variants: Vec<KernelVariant>,
     scan_dirs: Vec<PathBuf>,
     archs: Vec<String>,
     includes: Vec<PathBuf>,
@@ -262,6 +269,37 @@ impl Build {
     pub fn kernel(&mut self, file: impl AsRef<Path>) -> &mut Self {
         self.kernels.push(file.as_ref().to_path_buf());
         self
+    }
+
+    /// Builds `source` again as the module `name`, with the macros that
+    /// [`KernelVariant::define`] adds to what this returns: another recorder
+    /// for the same kernel, say, in place of a wrapper `.cu` file that
+    /// defines them and includes the kernel.
+    ///
+    /// ```no_run
+    /// // build.rs
+    /// let mut build = ktrace_build::Build::new();
+    /// build.kernel_dir("kernels").arch("sm_90a");
+    /// // The module GEMM_NEWEST: kernels/gemm.cu with the newest-N recorder.
+    /// build
+    ///     .variant("gemm_newest", "kernels/gemm.cu")
+    ///     .define("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST")
+    ///     .define("KTRACE_SMEM_WARPS", "12");
+    /// build.compile();
+    /// ```
+    ///
+    /// `name` is the module's name as a file stem is for a kernel source:
+    /// its constant is `name` in upper snake case, its images
+    /// `name.traced.cubin` and `name.untraced.cubin`; no other module may
+    /// have that constant. The source is scanned for markers; it need not be
+    /// in a kernel directory, nor end in `.cu` (nvcc compiles any other as
+    /// CUDA, `-x cu`). Variants come after the kernel sources' modules, in
+    /// the order declared.
+    pub fn variant(&mut self, name: &str, source: impl AsRef<Path>) -> &mut KernelVariant {
+        let at = self.variants.len();
+        self.variants
+            .push(KernelVariant::new(name, source.as_ref()));
+        &mut self.variants[at]
     }
 
     /// A directory of shared headers to scan for markers (not compiled).
@@ -413,6 +451,10 @@ impl Build {
             modules.push(f.clone());
             scanned.push(f.clone());
         }
+        for v in &self.variants {
+            must_exist(&v.source, "kernel variant source")?;
+            scanned.push(v.source.clone());
+        }
         for dir in &self.scan_dirs {
             scanned.extend(list_sources(dir, "reading", cargo)?);
         }
@@ -435,6 +477,7 @@ impl Build {
         plan::plan(&plan::Inputs {
             out_dir,
             modules: &sources.modules,
+            variants: &self.variants,
             scanned: &sources.scanned,
             archs: &archs,
             includes: &self.includes,

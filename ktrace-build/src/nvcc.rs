@@ -149,7 +149,8 @@ impl std::fmt::Display for Variant {
 /// One nvcc invocation that turns a `.cu` file into a cubin or fatbin.
 #[derive(Debug, Clone)]
 pub struct NvccJob {
-    /// The source.
+    /// The source (compiled as CUDA whatever its suffix: `-x cu` when it
+    /// is not `.cu`).
     pub source: PathBuf,
     /// The image to write.
     pub output: PathBuf,
@@ -201,6 +202,11 @@ impl NvccJob {
         }
         a.push("-o".into());
         a.push(self.output.display().to_string());
+        if !self.source.extension().is_some_and(|e| e == "cu") {
+            // nvcc picks the language by the suffix: a header (a kernel
+            // variant's source, say) is CUDA too.
+            a.extend(["-x".into(), "cu".into()]);
+        }
         a.push(self.source.display().to_string());
         a
     }
