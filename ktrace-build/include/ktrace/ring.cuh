@@ -40,9 +40,9 @@
   "@again bra.uni KTRACE_" L "_GROUP_%=;\n"          \
   "KTRACE_" L "_HELD_%=:\n\t"
 
-// The PTX of the global-memory recorders' events, for record() and
-// record_value(). AFTER: the label where the event's paths end (its
-// anchor, if due, recorded).
+// The PTX of the ring recorder's events, for record() and record_value() of
+// the Context in global.cuh. AFTER: the label where the event's paths end
+// (its anchor, if due, recorded).
 // One asm block: C++ branches here let the compiler move the user's code
 // across the clock read. Lane (cnt % 32) keeps each entry; when a group of
 // 32 is complete every lane of a traced warp writes its entry: one

@@ -11,9 +11,9 @@
 
 #include "common.cuh"
 
-// The PTX of the global-memory recorders' events, for record() and
-// record_value(). AFTER: the label where the event's paths end (its
-// anchor, if due, recorded).
+// The PTX of the store recorder's events, for record() and record_value() of
+// the Context in global.cuh. AFTER: the label where the event's paths end
+// (its anchor, if due, recorded).
 // One asm block, so the compiler cannot move the user's code across the
 // clock read. Warps that are not traced jump over the event (a uniform
 // branch); in a traced warp every lane that reaches the marker stores the
