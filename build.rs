@@ -1,12 +1,24 @@
-//! Builds the example kernels (traced and untraced cubins for sm_90a) and
+//! Builds the example kernels (traced and untraced cubins for sm_90a), the
+//! variants of some of them (examples/kernels/variants.rs: the same source
+//! with another recorder or register split, each a module of its own) and
 //! the C++ launcher library of the `cc_launcher` example.
+
+include!("examples/kernels/variants.rs");
+
 fn main() {
-    ktrace_build::Build::new()
+    let mut build = ktrace_build::Build::new();
+    build
         .kernel_dir("examples/kernels")
         .scan_dir("examples/bench")
         .launcher("examples/launchers/cc_launcher.cu")
         .launcher_header("examples/launchers/cc_launcher.h")
         .include("examples/launchers")
-        .arch("sm_90a")
-        .compile();
+        .arch("sm_90a");
+    for (module, source, defines) in KERNEL_VARIANTS {
+        let variant = build.variant(module, source);
+        for (name, value) in *defines {
+            variant.define(name, *value);
+        }
+    }
+    build.compile();
 }

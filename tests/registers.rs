@@ -29,6 +29,10 @@ use std::process::Command;
 
 use ktrace_build::test_support::cuda_tools;
 
+// KERNEL_VARIANTS: the modules build.rs builds from another module's
+// source, with their macros.
+include!("../examples/kernels/variants.rs");
+
 /// Shared memory the shared-memory recorder takes per warp: 2 x 16
 /// entries x 8 bytes and 16 bytes of state.
 const SMEM_WARP_BYTES: u64 = 2 * 16 * 8 + 16;
@@ -114,8 +118,8 @@ fn build_all_markers(nvcc: &Path, dir: &Path) -> (PathBuf, PathBuf) {
 
 /// The shared memory the traced build of module `module` should add to a
 /// block, and the alignment of its areas: the staging areas when its source
-/// picks a shared-memory recorder (`KTRACE_SMEM_WARPS` of them, 32 unless
-/// it says otherwise), else none.
+/// (or, for a variant, its macros) picks a shared-memory recorder
+/// (`KTRACE_SMEM_WARPS` of them, 32 unless it says otherwise), else none.
 fn recorder_smem(module: &str) -> (u64, u64) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let src = if module == "all_markers" {
@@ -123,16 +127,22 @@ fn recorder_smem(module: &str) -> (u64, u64) {
     } else {
         root.join(format!("examples/kernels/{module}.cu"))
     };
-    let text = match module.strip_suffix("@newest") {
-        Some(_) => return (NEWEST_SMALL_WARPS * (64 * 8 + 16), 64 * 8),
-        None => std::fs::read_to_string(&src).unwrap(),
+    let variant = KERNEL_VARIANTS.iter().find(|v| v.0 == module);
+    let text = match (module.strip_suffix("@newest"), variant) {
+        (Some(_), _) => return (NEWEST_SMALL_WARPS * (64 * 8 + 16), 64 * 8),
+        (None, Some(_)) => String::new(),
+        (None, None) => std::fs::read_to_string(&src).unwrap(),
     };
-    let define = |name: &str| {
-        text.lines().find_map(|l| {
+    let define = |name: &str| match variant {
+        Some((_, _, defines)) => defines
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string()),
+        None => text.lines().find_map(|l| {
             let mut w = l.split_whitespace();
             (w.next() == Some("#define") && w.next() == Some(name))
                 .then(|| w.next().unwrap_or("").to_string())
-        })
+        }),
     };
     let (per_warp, align) = match define("KTRACE_RECORDER").as_deref() {
         Some("2") | Some("KTRACE_RECORDER_SMEM") => (SMEM_WARP_BYTES, 128),

@@ -107,8 +107,8 @@
 // Registers per thread after setmaxnreg: the producer warpgroup gives its
 // registers back down to 24 (the least the instruction allows), the two
 // consumer warpgroups take them (24 * 128 + 240 * 256 = 64,512 of the SM's
-// 65,536). gemm_p40.cu builds the producer at 40 / 232 instead, for the
-// benchmark's comparison.
+// 65,536). The gemm_p40 variant (examples/kernels/variants.rs) builds the
+// producer at 40 / 232 instead, for the benchmark's comparison.
 #ifndef GEMM_PRODUCER_REGS
 #define GEMM_PRODUCER_REGS 24
 #endif

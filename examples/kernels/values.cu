@@ -3,8 +3,9 @@
 // and KTRACE_E_V("step", 2i + 1), and every fourth step a mark with i / 4.
 // Lane 0 alone records "lane0 step" around the same wait, with the warp's
 // linear index as the value (not with the ring recorder, whose markers the
-// whole warp must reach). Built with the store recorder (the default);
-// values_ring.cu and values_smem.cu build it with the other two.
+// whole warp must reach). Built with the store recorder (the default); its
+// values_ring and values_smem variants (variants.rs) build it with the
+// other two.
 #include <ktrace.cuh>
 
 extern "C" __global__ void values_probe(int iters, unsigned* __restrict__ sink, ktrace_arg trace) {

@@ -11,9 +11,10 @@
 // the consumers' by whole warps; the traced build must run the producer in
 // its 24 registers without spilling (tests/registers.rs checks). It
 // records with the shared-memory recorder, staging areas for the block's 8
-// warps only (2,176 bytes); warp_specialized_store.cu builds it with the
-// default store recorder, which no longer spills there either (it spilled
-// 8 bytes in the producer while its context held a leader lane).
+// warps only (2,176 bytes); its warp_specialized_store variant (variants.rs)
+// builds it with the default store recorder, which no longer spills there
+// either (it spilled 8 bytes in the producer while its context held a
+// leader lane).
 //
 // Launch: grid = number of blocks, block = WS_THREADS (256) threads; each
 // block reduces tiles_per_block tiles of WS_TILE floats starting at

@@ -20,6 +20,10 @@ pub(crate) fn execute(
         std::fs::create_dir_all(d).map_err(|e| io(format!("creating {}", d.display()), e))?;
     }
     for (path, text) in &plan.headers {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| io(format!("creating {}", dir.display()), e))?;
+        }
         write_if_changed(path, text.as_bytes())?;
     }
     let kernels = match toolchain {

@@ -131,7 +131,9 @@ pub mod codegen;
 mod depfile;
 pub mod env;
 mod error;
+mod executable;
 mod execute;
+mod kernel_variant;
 mod launcher;
 mod manifest;
 pub mod nvcc;
@@ -142,6 +144,7 @@ pub mod regions;
 pub mod scan;
 #[doc(hidden)]
 pub mod test_support;
+mod toolkit;
 
 use std::path::{Path, PathBuf};
 
@@ -150,15 +153,50 @@ use plan::Plan;
 use scan::SourceFile;
 
 pub use error::Error;
+pub use kernel_variant::KernelVariant;
 pub use manifest::Freshness;
 pub use nvcc::{Arch, Variant};
 pub use regions::{Region, RegionTable};
 
-/// The device headers shipped with this crate: `(file name, contents)`.
-/// They are written to `OUT_DIR/ktrace/include`, which is put on nvcc's
-/// include path.
+/// The device headers shipped with this crate: `(path, contents)`, the
+/// path relative to the include directory (`ktrace.cuh` includes its parts
+/// from `ktrace/`). They are written to `OUT_DIR/ktrace/include`, which is
+/// put on nvcc's include path.
 pub const DEVICE_HEADERS: &[(&str, &str)] = &[
     ("ktrace.cuh", include_str!("../include/ktrace.cuh")),
+    (
+        "ktrace/config.cuh",
+        include_str!("../include/ktrace/config.cuh"),
+    ),
+    (
+        "ktrace/common.cuh",
+        include_str!("../include/ktrace/common.cuh"),
+    ),
+    (
+        "ktrace/store.cuh",
+        include_str!("../include/ktrace/store.cuh"),
+    ),
+    (
+        "ktrace/ring.cuh",
+        include_str!("../include/ktrace/ring.cuh"),
+    ),
+    (
+        "ktrace/global.cuh",
+        include_str!("../include/ktrace/global.cuh"),
+    ),
+    (
+        "ktrace/smem.cuh",
+        include_str!("../include/ktrace/smem.cuh"),
+    ),
+    (
+        "ktrace/newest.cuh",
+        include_str!("../include/ktrace/newest.cuh"),
+    ),
+    ("ktrace/off.cuh", include_str!("../include/ktrace/off.cuh")),
+    (
+        "ktrace/markers.cuh",
+        include_str!("../include/ktrace/markers.cuh"),
+    ),
     (
         "ktrace_layout.h",
         include_str!("../include/ktrace_layout.h"),
@@ -174,18 +212,23 @@ pub const DEVICE_HEADERS: &[(&str, &str)] = &[
 pub struct Output {
     /// The region table.
     pub regions: RegionTable,
-    /// Directory with `ktrace.cuh`, `ktrace_layout.h` and the generated
-    /// `ktrace_regions.h`; add it to other C++ builds that use markers.
+    /// Directory with `ktrace.cuh` (and its parts, in `ktrace/`),
+    /// `ktrace_layout.h` and the generated `ktrace_regions.h`; add it to
+    /// other C++ builds that use markers.
     pub include_dir: PathBuf,
     /// The generated Rust file (`OUT_DIR/ktrace.rs`).
     pub rust_file: PathBuf,
-    /// Each module: name, traced image, untraced image.
+    /// Each module: name, traced image, untraced image. The kernel
+    /// sources' modules, then the [`Build::variant`]s.
     pub modules: Vec<(String, PathBuf, PathBuf)>,
     /// nvcc's messages per source and variant (warnings, `-Xptxas -v`),
     /// from the run that built the image: replayed when it was up to date.
+    /// In the order of [`Output::modules`], traced then untraced (two
+    /// variants of one source name the same source).
     pub nvcc_messages: Vec<(PathBuf, Variant, String)>,
     /// Each kernel build, per source and variant: whether nvcc ran, and why,
-    /// or the image was up to date (see "Rebuilds" in the crate docs).
+    /// or the image was up to date (see "Rebuilds" in the crate docs). In
+    /// the order of [`Output::nvcc_messages`].
     pub jobs: Vec<(PathBuf, Variant, Freshness)>,
 }
 
@@ -194,6 +237,7 @@ pub struct Output {
 pub struct Build {
     kernel_dirs: Vec<PathBuf>,
     kernels: Vec<PathBuf>,
+    variants: Vec<KernelVariant>,
     scan_dirs: Vec<PathBuf>,
     archs: Vec<String>,
     includes: Vec<PathBuf>,
@@ -225,6 +269,37 @@ impl Build {
     pub fn kernel(&mut self, file: impl AsRef<Path>) -> &mut Self {
         self.kernels.push(file.as_ref().to_path_buf());
         self
+    }
+
+    /// Builds `source` again as the module `name`, with the macros that
+    /// [`KernelVariant::define`] adds to what this returns: another recorder
+    /// for the same kernel, say, in place of a wrapper `.cu` file that
+    /// defines them and includes the kernel.
+    ///
+    /// ```no_run
+    /// // build.rs
+    /// let mut build = ktrace_build::Build::new();
+    /// build.kernel_dir("kernels").arch("sm_90a");
+    /// // The module GEMM_NEWEST: kernels/gemm.cu with the newest-N recorder.
+    /// build
+    ///     .variant("gemm_newest", "kernels/gemm.cu")
+    ///     .define("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST")
+    ///     .define("KTRACE_SMEM_WARPS", "12");
+    /// build.compile();
+    /// ```
+    ///
+    /// `name` is the module's name as a file stem is for a kernel source:
+    /// its constant is `name` in upper snake case, its images
+    /// `name.traced.cubin` and `name.untraced.cubin`; no other module may
+    /// have that constant. The source is scanned for markers; it need not be
+    /// in a kernel directory, nor end in `.cu` (nvcc compiles any other as
+    /// CUDA, `-x cu`). Variants come after the kernel sources' modules, in
+    /// the order declared.
+    pub fn variant(&mut self, name: &str, source: impl AsRef<Path>) -> &mut KernelVariant {
+        let at = self.variants.len();
+        self.variants
+            .push(KernelVariant::new(name, source.as_ref()));
+        &mut self.variants[at]
     }
 
     /// A directory of shared headers to scan for markers (not compiled).
@@ -376,6 +451,10 @@ impl Build {
             modules.push(f.clone());
             scanned.push(f.clone());
         }
+        for v in &self.variants {
+            must_exist(&v.source, "kernel variant source")?;
+            scanned.push(v.source.clone());
+        }
         for dir in &self.scan_dirs {
             scanned.extend(list_sources(dir, "reading", cargo)?);
         }
@@ -398,6 +477,7 @@ impl Build {
         plan::plan(&plan::Inputs {
             out_dir,
             modules: &sources.modules,
+            variants: &self.variants,
             scanned: &sources.scanned,
             archs: &archs,
             includes: &self.includes,

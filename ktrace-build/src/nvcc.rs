@@ -1,4 +1,6 @@
-//! Finding nvcc, checking architectures and building nvcc command lines.
+//! Checking architectures, building nvcc command lines and running nvcc;
+//! finding it is [`find_nvcc`]'s part (re-exported here from the crate's
+//! toolkit search).
 //!
 //! The command lines are plain data ([`NvccJob::args`]) so they can be tested
 //! without a compiler; [`run`] is the thin layer that executes one.
@@ -7,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::UNIX_EPOCH;
 
-use crate::env;
+use crate::executable::exe;
+pub use crate::toolkit::{find_nvcc, toolkit_root, NvccSearch};
 
 /// Architectures nvcc 12/13 knows, without the `sm_` prefix or suffix.
 pub const KNOWN_ARCHS: &[u32] = &[
@@ -80,81 +83,6 @@ fn bad_arch(s: &str) -> String {
     )
 }
 
-/// Where nvcc was looked for, in order, and what was found.
-#[derive(Debug, Clone)]
-pub struct NvccSearch {
-    /// Each place tried, as `what: path`.
-    pub tried: Vec<String>,
-    /// The first that exists.
-    pub found: Option<PathBuf>,
-}
-
-pub(crate) fn exe(name: &str) -> String {
-    if cfg!(windows) {
-        format!("{name}.exe")
-    } else {
-        name.to_string()
-    }
-}
-
-/// Looks for nvcc: `NVCC`, then `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`
-/// (`<dir>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`, then,
-/// when none of those has one, a toolkit installed from PyPI into the
-/// site-packages of the Python on `PATH` (see "Finding nvcc" in the crate
-/// docs).
-///
-/// Each variable but `PATH` gets a `cargo:rerun-if-env-changed` line (see
-/// [`env::path`]).
-pub fn find_nvcc() -> NvccSearch {
-    let mut search = NvccSearch {
-        tried: Vec::new(),
-        found: None,
-    };
-    match env::get("NVCC") {
-        Some(v) => search.consider("NVCC", PathBuf::from(v)),
-        None => search.tried.push("NVCC: not set".into()),
-    }
-    for var in ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"] {
-        match env::get(var) {
-            Some(v) => search.consider(var, PathBuf::from(v).join("bin").join(exe("nvcc"))),
-            None => search.tried.push(format!("{var}: not set")),
-        }
-    }
-    let path = env::path();
-    match on_path(path.as_deref(), "nvcc") {
-        Some(p) => search.consider("PATH", p),
-        None if path.is_some() => search
-            .tried
-            .push("PATH: no nvcc in any of its directories".into()),
-        None => search.tried.push("PATH: not set".into()),
-    }
-    search.consider(
-        "default",
-        PathBuf::from("/usr/local/cuda/bin").join(exe("nvcc")),
-    );
-    if search.found.is_none() {
-        crate::pypi::search(path.as_deref(), &mut search);
-    }
-    search
-}
-
-impl NvccSearch {
-    /// Notes `path` as tried, and takes it if it is the first that exists.
-    pub(crate) fn consider(&mut self, what: &str, path: PathBuf) {
-        self.tried.push(format!("{what}: {}", path.display()));
-        if self.found.is_none() && path.is_file() {
-            self.found = Some(path);
-        }
-    }
-}
-
-/// The first `name` (an executable) in the directories of `path`.
-pub(crate) fn on_path(path: Option<&std::ffi::OsStr>, name: &str) -> Option<PathBuf> {
-    std::env::split_paths(path?)
-        .map(|d| d.join(exe(name)))
-        .find(|p| p.is_file())
-}
-
 /// The nvcc a build runs, and what identifies it in the manifests that
 /// decide whether an image is up to date.
 #[derive(Debug, Clone)]
@@ -193,11 +121,6 @@ impl Toolchain {
     }
 }
 
-/// The CUDA toolkit root of an nvcc binary (`<root>/bin/nvcc`).
-pub fn toolkit_root(nvcc: &Path) -> Option<PathBuf> {
-    nvcc.parent()?.parent().map(Path::to_path_buf)
-}
-
 /// Which build of a kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
@@ -226,7 +149,8 @@ impl std::fmt::Display for Variant {
 /// One nvcc invocation that turns a `.cu` file into a cubin or fatbin.
 #[derive(Debug, Clone)]
 pub struct NvccJob {
-    /// The source.
+    /// The source (compiled as CUDA whatever its suffix: `-x cu` when it
+    /// is not `.cu`).
     pub source: PathBuf,
     /// The image to write.
     pub output: PathBuf,
@@ -278,6 +202,11 @@ impl NvccJob {
         }
         a.push("-o".into());
         a.push(self.output.display().to_string());
+        if !self.source.extension().is_some_and(|e| e == "cu") {
+            // nvcc picks the language by the suffix: a header (a kernel
+            // variant's source, say) is CUDA too.
+            a.extend(["-x".into(), "cu".into()]);
+        }
         a.push(self.source.display().to_string());
         a
     }

@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::codegen::{self, ModuleEntry};
+use crate::kernel_variant::KernelVariant;
 use crate::launcher::Launchers;
 use crate::nvcc::{Arch, NvccJob, Variant};
 use crate::regions::RegionTable;
@@ -25,6 +26,8 @@ pub(crate) struct Inputs<'a> {
     pub out_dir: &'a Path,
     /// The `.cu` files that become kernel modules, sorted.
     pub modules: &'a [PathBuf],
+    /// The kernel variants, each a module after those of `modules`.
+    pub variants: &'a [KernelVariant],
     /// Every scanned file with its markers, sorted by path.
     pub scanned: &'a [SourceFile],
     /// Target architectures, at least one.
@@ -66,9 +69,11 @@ pub(crate) struct Plan {
     pub image_dir: PathBuf,
     /// Files to write before nvcc runs: path and text.
     pub headers: Vec<(PathBuf, String)>,
-    /// The nvcc runs, traced then untraced for each module.
+    /// The nvcc runs, traced then untraced for each module, in the order of
+    /// `modules`.
     pub jobs: Vec<Job>,
-    /// Each module: name, traced image, untraced image.
+    /// Each module: name, traced image, untraced image. The kernel sources'
+    /// modules, then the variants.
     pub modules: Vec<(String, PathBuf, PathBuf)>,
     /// `OUT_DIR/ktrace.rs` and its text.
     pub rust_file: (PathBuf, String),
@@ -83,8 +88,8 @@ impl Plan {
     }
 }
 
-/// Decides the build. Fails on too many regions, a module source without a
-/// usable name, or two modules with one name.
+/// Decides the build. Fails on too many regions, a module source or variant
+/// without a usable name, or two modules with one name.
 pub(crate) fn plan(inputs: &Inputs<'_>) -> Result<Plan, Error> {
     let table = RegionTable::from_sources(inputs.scanned).map_err(Error::Config)?;
     let include_dir = inputs.out_dir.join("ktrace").join("include");
@@ -92,7 +97,7 @@ pub(crate) fn plan(inputs: &Inputs<'_>) -> Result<Plan, Error> {
     let headers = headers(&include_dir, &table, inputs.scanned)?;
     let mut includes = vec![include_dir.clone()];
     includes.extend(inputs.includes.iter().cloned());
-    let entries = module_entries(inputs.modules, inputs.archs, &image_dir)?;
+    let entries = module_entries(inputs.modules, inputs.variants, inputs.archs, &image_dir)?;
     let jobs = entries
         .iter()
         .flat_map(|m| m.jobs(inputs, &includes))
@@ -147,14 +152,44 @@ fn headers(
 /// A kernel module: its entry in the Rust file and its two images.
 struct Module {
     source: PathBuf,
+    /// The variant's own definitions, after the build's (none for a kernel
+    /// source's module).
+    defines: Vec<(String, Option<String>)>,
+    /// What gave the module, for errors: `kernel source k.cu`, `kernel
+    /// variant v (of k.cu)`.
+    origin: String,
     entry: ModuleEntry,
     traced: PathBuf,
     untraced: PathBuf,
 }
 
 impl Module {
+    /// The module `name` built from `source`, its images in `image_dir`
+    /// with the extension `ext` (`cubin` or `fatbin`).
+    fn new(name: &str, source: &Path, ext: &str, arch_list: &str, image_dir: &Path) -> Self {
+        let traced = image_dir.join(format!("{name}.traced.{ext}"));
+        let untraced = image_dir.join(format!("{name}.untraced.{ext}"));
+        Module {
+            source: source.to_path_buf(),
+            defines: Vec::new(),
+            origin: format!("kernel source {}", source.display()),
+            entry: ModuleEntry {
+                name: name.to_string(),
+                const_name: codegen::const_name(name),
+                source: source.display().to_string(),
+                archs: arch_list.to_string(),
+                traced_path: format!("{:?}", traced.display().to_string()),
+                untraced_path: format!("{:?}", untraced.display().to_string()),
+            },
+            traced,
+            untraced,
+        }
+    }
+
     /// The two nvcc runs, traced first.
     fn jobs(&self, inputs: &Inputs<'_>, includes: &[PathBuf]) -> [Job; 2] {
+        let mut defines = inputs.defines.to_vec();
+        defines.extend(self.defines.iter().cloned());
         [
             (Variant::Traced, &self.traced),
             (Variant::Untraced, &self.untraced),
@@ -166,7 +201,7 @@ impl Module {
                 variant,
                 archs: inputs.archs.to_vec(),
                 includes: includes.to_vec(),
-                defines: inputs.defines.to_vec(),
+                defines: defines.clone(),
                 flags: inputs.flags.to_vec(),
                 depfile: Some(beside(image, "d")),
             },
@@ -177,10 +212,12 @@ impl Module {
 }
 
 /// Names every module after its file stem (`my-kernel.cu` → `my-kernel`,
-/// constant `MY_KERNEL`), refusing two with one constant. One architecture
-/// gives cubins, several give fatbins.
+/// constant `MY_KERNEL`), then adds the variants under their own names,
+/// refusing two with one constant. One architecture gives cubins, several
+/// give fatbins.
 fn module_entries(
     sources: &[PathBuf],
+    variants: &[KernelVariant],
     archs: &[Arch],
     image_dir: &Path,
 ) -> Result<Vec<Module>, Error> {
@@ -192,31 +229,43 @@ fn module_entries(
             .file_stem()
             .and_then(|s| s.to_str())
             .ok_or_else(|| Error::Config(format!("{} has no usable file name", src.display())))?;
-        let const_name = codegen::const_name(stem);
-        if let Some(prev) = modules.iter().find(|m| m.entry.const_name == const_name) {
+        let module = Module::new(stem, src, ext, &arch_list, image_dir);
+        if let Some(prev) = same_name(&modules, &module) {
             return Err(Error::DuplicateModule {
-                name: const_name,
+                name: module.entry.const_name,
                 first: prev.source.clone(),
                 second: src.clone(),
             });
         }
-        let traced = image_dir.join(format!("{stem}.traced.{ext}"));
-        let untraced = image_dir.join(format!("{stem}.untraced.{ext}"));
-        modules.push(Module {
-            source: src.clone(),
-            entry: ModuleEntry {
-                name: stem.to_string(),
-                const_name,
-                source: src.display().to_string(),
-                archs: arch_list.clone(),
-                traced_path: format!("{:?}", traced.display().to_string()),
-                untraced_path: format!("{:?}", untraced.display().to_string()),
-            },
-            traced,
-            untraced,
-        });
+        modules.push(module);
+    }
+    for v in variants {
+        let mut module = Module::new(&v.name, &v.source, ext, &arch_list, image_dir);
+        module.origin = format!("kernel variant {} (of {})", v.name, v.source.display());
+        if v.name.is_empty() || v.name.contains(['/', '\\']) || v.name.starts_with('.') {
+            return Err(Error::Config(format!(
+                "{}: a variant's name is its images' file name: not empty, without / or \\, \
+                 not starting with .",
+                module.origin
+            )));
+        }
+        if let Some(prev) = same_name(&modules, &module) {
+            return Err(Error::Config(format!(
+                "{} gives the module name {}, as {} does; rename one",
+                module.origin, module.entry.const_name, prev.origin
+            )));
+        }
+        module.defines = v.defines.clone();
+        modules.push(module);
     }
     Ok(modules)
+}
+
+/// The module among `modules` with the constant of `module`, if any.
+fn same_name<'m>(modules: &'m [Module], module: &Module) -> Option<&'m Module> {
+    modules
+        .iter()
+        .find(|m| m.entry.const_name == module.entry.const_name)
 }
 
 /// A file beside an image: `a.traced.cubin.tmp` (what nvcc writes before it
@@ -253,6 +302,16 @@ mod tests {
         arch_names: &[&str],
         launchers: &[PathBuf],
     ) -> Result<Plan, Error> {
+        plan_with_variants(modules, &[], arch_names, launchers)
+    }
+
+    /// [`plan_of`] with kernel variants.
+    fn plan_with_variants(
+        modules: &[&str],
+        variants: &[KernelVariant],
+        arch_names: &[&str],
+        launchers: &[PathBuf],
+    ) -> Result<Plan, Error> {
         let files: Vec<(&str, &str)> = modules.iter().map(|m| (*m, "KTRACE_M(\"m\");")).collect();
         let scanned = scanned(&files);
         let modules: Vec<PathBuf> = modules.iter().map(PathBuf::from).collect();
@@ -260,6 +319,7 @@ mod tests {
         plan(&Inputs {
             out_dir: Path::new("out"),
             modules: &modules,
+            variants,
             scanned: &scanned,
             archs: &archs,
             includes: &[PathBuf::from("inc")],
@@ -384,15 +444,23 @@ mod tests {
             names,
             [
                 include.join("ktrace.cuh"),
+                include.join("ktrace/config.cuh"),
+                include.join("ktrace/common.cuh"),
+                include.join("ktrace/store.cuh"),
+                include.join("ktrace/ring.cuh"),
+                include.join("ktrace/global.cuh"),
+                include.join("ktrace/smem.cuh"),
+                include.join("ktrace/newest.cuh"),
+                include.join("ktrace/off.cuh"),
+                include.join("ktrace/markers.cuh"),
                 include.join("ktrace_layout.h"),
                 include.join("ktrace_launcher.h"),
                 include.join("ktrace_regions.h"),
             ]
         );
-        assert!(p.headers[3].1.contains("{\"m\", 0u},"));
-        assert!(p.headers[3]
-            .1
-            .contains("1 region(s) found in\n// 1 source file(s)"));
+        let regions = &p.headers[12].1;
+        assert!(regions.contains("{\"m\", 0u},"));
+        assert!(regions.contains("1 region(s) found in\n// 1 source file(s)"));
         assert_eq!(p.include_dir, include);
     }
 
@@ -407,5 +475,116 @@ mod tests {
         assert_eq!(launchers.sources, [PathBuf::from("l.cu")]);
         assert_eq!(launchers.includes[0], l.include_dir);
         assert_eq!(launchers.out_dir, Path::new("out"));
+    }
+
+    /// The variant `name` of `source` with `defines`.
+    fn variant(name: &str, source: &str, defines: &[(&str, Option<&str>)]) -> KernelVariant {
+        let mut v = KernelVariant::new(name, Path::new(source));
+        for (k, value) in defines {
+            v.define(k, *value);
+        }
+        v
+    }
+
+    #[test]
+    fn variants_are_modules_after_the_sources_with_their_own_defines() {
+        let variants = [
+            variant(
+                "gemm_p40",
+                "k/gemm.cu",
+                &[("GEMM_PRODUCER_REGS", Some("40")), ("FAST", None)],
+            ),
+            variant(
+                "recorder_ring",
+                "b/bench.cuh",
+                &[("KTRACE_RECORDER", Some("KTRACE_RECORDER_RING"))],
+            ),
+        ];
+        let p =
+            plan_with_variants(&["k/gemm.cu", "k/values.cu"], &variants, &["sm_90a"], &[]).unwrap();
+        let names: Vec<&str> = p.modules.iter().map(|m| m.0.as_str()).collect();
+        assert_eq!(names, ["gemm", "values", "gemm_p40", "recorder_ring"]);
+        let images = Path::new("out").join("ktrace").join("kernels");
+        assert_eq!(p.modules[2].1, images.join("gemm_p40.traced.cubin"));
+        assert_eq!(p.modules[2].2, images.join("gemm_p40.untraced.cubin"));
+        assert_eq!(p.jobs.len(), 8);
+        let tile = ("TILE".to_string(), Some("128".to_string()));
+        for job in &p.jobs[..4] {
+            assert_eq!(job.nvcc.defines, std::slice::from_ref(&tile));
+        }
+        let (traced, untraced) = (&p.jobs[4], &p.jobs[5]);
+        assert_eq!(traced.nvcc.source, Path::new("k/gemm.cu"));
+        assert_eq!(traced.nvcc.variant, Variant::Traced);
+        assert_eq!(untraced.nvcc.variant, Variant::Untraced);
+        assert_eq!(traced.image, images.join("gemm_p40.traced.cubin"));
+        assert_eq!(
+            traced.manifest,
+            images.join("gemm_p40.traced.cubin.manifest")
+        );
+        let own = [
+            tile.clone(),
+            ("GEMM_PRODUCER_REGS".to_string(), Some("40".to_string())),
+            ("FAST".to_string(), None),
+        ];
+        assert_eq!(traced.nvcc.defines, own);
+        assert_eq!(untraced.nvcc.defines, own);
+        let args = traced.nvcc.args();
+        let at = |flag: &str| args.iter().position(|a| a == flag).expect(flag);
+        assert!(at("-DTILE=128") < at("-DGEMM_PRODUCER_REGS=40"), "{args:?}");
+        assert!(args.contains(&"-DFAST".to_string()), "{args:?}");
+        assert!(!args.contains(&"-x".to_string()), "{args:?}");
+        // A header as the source is compiled as CUDA.
+        let args = p.jobs[6].nvcc.args();
+        assert_eq!(args[args.len() - 3..], ["-x", "cu", "b/bench.cuh"]);
+        assert!(args.contains(&"-DKTRACE_RECORDER=KTRACE_RECORDER_RING".to_string()));
+        let rust = &p.rust_file.1;
+        assert!(rust.contains("pub const GEMM_P40: ::ktrace_runtime::KernelModule"));
+        assert!(rust.contains("name: \"gemm_p40\","));
+        assert!(rust.contains("/// Built from `k/gemm.cu` for sm_90a."));
+        assert!(rust.contains("pub const RECORDER_RING: ::ktrace_runtime::KernelModule"));
+    }
+
+    #[test]
+    fn a_variant_needs_a_name_of_its_own() {
+        let err = |modules: &[&str], variants: &[KernelVariant]| match plan_with_variants(
+            modules,
+            variants,
+            &["sm_90"],
+            &[],
+        ) {
+            Err(Error::Config(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            err(&["k/gemm.cu"], &[variant("gemm", "k/other.cu", &[])]),
+            "kernel variant gemm (of k/other.cu) gives the module name GEMM, as kernel source \
+             k/gemm.cu does; rename one"
+        );
+        assert_eq!(
+            err(
+                &[],
+                &[variant("a-b", "k.cu", &[]), variant("a_b", "k.cu", &[])]
+            ),
+            "kernel variant a_b (of k.cu) gives the module name A_B, as kernel variant a-b (of \
+             k.cu) does; rename one"
+        );
+        for bad in ["", "x/y", ".hidden"] {
+            let m = err(&[], &[variant(bad, "k.cu", &[])]);
+            assert!(
+                m.starts_with(&format!(
+                    "kernel variant {bad} (of k.cu): a variant's name is"
+                )),
+                "{m}"
+            );
+        }
+        // Two variants of one source are two modules.
+        let two = [variant("k_a", "k.cu", &[]), variant("k_b", "k.cu", &[])];
+        assert_eq!(
+            plan_with_variants(&["k.cu"], &two, &["sm_90"], &[])
+                .unwrap()
+                .modules
+                .len(),
+            3
+        );
     }
 }

@@ -11,14 +11,15 @@
 //! The site-packages directories come from the Python on `PATH`
 //! (`python3`, else `python`): its `purelib`, its `site.getsitepackages()`
 //! and its user site. Python is asked only when no other place has nvcc, and
-//! is given a few seconds to answer.
+//! is given a few seconds to answer. [`crate::toolkit::find_nvcc`] notes
+//! each place this module names.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::nvcc::{exe, on_path, NvccSearch};
+use crate::executable::{exe, on_path};
 
 /// The wheels that make a CUDA 13.0 toolkit for ktrace: nvcc and ptxas,
 /// the device runtime headers (crt), cicc (nvvm), the runtime (headers and
@@ -42,23 +43,19 @@ print(site.getusersitepackages())\n";
 /// How long Python may take to answer.
 const PYTHON_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Looks for nvcc in the site-packages of the Python on `path`, noting each
-/// place in `search`.
-pub(crate) fn search(path: Option<&OsStr>, search: &mut NvccSearch) {
+/// Where nvcc would be in the site-packages of the Python on `path`: what
+/// names those places (`PyPI (<python> site-packages)`) and each place, in
+/// order; or, when Python cannot be asked, the note that says why.
+pub(crate) fn nvcc_candidates(path: Option<&OsStr>) -> Result<(String, Vec<PathBuf>), String> {
     let Some(python) = on_path(path, "python3").or_else(|| on_path(path, "python")) else {
-        search
-            .tried
-            .push("PyPI: no python3 or python on PATH to ask for site-packages".into());
-        return;
+        return Err("PyPI: no python3 or python on PATH to ask for site-packages".into());
     };
     match site_packages(&python) {
-        Ok(dirs) => {
-            let what = format!("PyPI ({} site-packages)", python.display());
-            for dir in dirs {
-                search.consider(&what, nvcc_in(&dir));
-            }
-        }
-        Err(e) => search.tried.push(format!(
+        Ok(dirs) => Ok((
+            format!("PyPI ({} site-packages)", python.display()),
+            dirs.iter().map(|dir| nvcc_in(dir)).collect(),
+        )),
+        Err(e) => Err(format!(
             "PyPI: {} did not list its site-packages: {e}",
             python.display()
         )),

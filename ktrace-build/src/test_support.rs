@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::executable::{exe, on_path};
 use crate::{env, nvcc};
 
 /// The CUDA tools a test needs, by name: `nvcc` where [`nvcc::find_nvcc`]
@@ -41,11 +42,11 @@ fn find(name: &str, nvcc: Option<&Path>) -> Option<PathBuf> {
     if name == "nvcc" {
         return nvcc.map(Path::to_path_buf);
     }
-    let file = nvcc::exe(name);
+    let file = exe(name);
     let beside = nvcc
         .map(|n| n.with_file_name(&file))
         .filter(|p| p.is_file());
-    beside.or_else(|| nvcc::on_path(env::path().as_deref(), name))
+    beside.or_else(|| on_path(env::path().as_deref(), name))
 }
 
 /// The script of [`fake_nvcc`].

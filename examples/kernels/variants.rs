@@ -1,0 +1,207 @@
+// The example kernels built again with other settings, each a module of
+// its own (`ktrace_build::Build::variant`). Included by build.rs, which
+// declares them, and by tests/registers.rs, which checks the shared memory
+// their recorder takes.
+
+/// A kernel variant: `(module, source, macros)`, each macro `(name, value)`.
+type ExampleVariant = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
+const KERNEL_VARIANTS: &[ExampleVariant] = &[
+    // The bf16 GEMM of examples/kernels/gemm.cu with the newest-N
+    // shared-memory recorder (12 warps per block: 6,336 bytes of static
+    // shared memory beside the kernel's 197,760 dynamic ones), for
+    // `gemm --bench`.
+    (
+        "gemm_newest",
+        "examples/kernels/gemm.cu",
+        &[
+            ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
+            ("KTRACE_SMEM_WARPS", "12"),
+        ],
+    ),
+    // The bf16 GEMM with the newest-N shared-memory recorder without the
+    // skip branch (KTRACE_NEWEST_BRANCH 0), for `gemm --bench`. Its producer
+    // keeps 40 registers (gemm.cu: 24): at 24, ptxas spills the tile loop's
+    // stride (gridDim.x, 8 bytes) in this build.
+    (
+        "gemm_newest_nobranch",
+        "examples/kernels/gemm.cu",
+        &[
+            ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
+            ("KTRACE_NEWEST_BRANCH", "0"),
+            ("KTRACE_SMEM_WARPS", "12"),
+            ("GEMM_PRODUCER_REGS", "40"),
+            ("GEMM_CONSUMER_REGS", "232"),
+        ],
+    ),
+    // The bf16 GEMM with its producer warpgroup at 40 registers and its
+    // consumers at 232 (gemm.cu: 24 and 240), for `gemm --bench`: what the
+    // 24-register producer costs or saves untraced.
+    (
+        "gemm_p40",
+        "examples/kernels/gemm.cu",
+        &[("GEMM_PRODUCER_REGS", "40"), ("GEMM_CONSUMER_REGS", "232")],
+    ),
+    // Recorder microbenchmark, newest-N shared-memory recorder
+    // (KTRACE_RECORDER_NEWEST: each warp keeps its newest 64 events in
+    // shared memory, like Proton's instrumentation). 4 warps per block.
+    (
+        "recorder_newest",
+        "examples/bench/recorder_bench.cuh",
+        &[
+            ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
+            ("KTRACE_SMEM_WARPS", "4"),
+        ],
+    ),
+    // Recorder microbenchmark, newest-N shared-memory recorder without the
+    // skip branch (KTRACE_NEWEST_BRANCH 0: every warp records, an event is 5
+    // instructions). 4 warps per block.
+    (
+        "recorder_newest_nobranch",
+        "examples/bench/recorder_bench.cuh",
+        &[
+            ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
+            ("KTRACE_NEWEST_BRANCH", "0"),
+            ("KTRACE_SMEM_WARPS", "4"),
+        ],
+    ),
+    // Recorder microbenchmark, newest-N shared-memory recorder built with
+    // KTRACE_NEWEST_PIN 1: an event's entry and address in registers of
+    // their own until the next event.
+    (
+        "recorder_newest_pin",
+        "examples/bench/recorder_bench.cuh",
+        &[
+            ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
+            ("KTRACE_SMEM_WARPS", "4"),
+            ("KTRACE_NEWEST_PIN", "1"),
+        ],
+    ),
+    // Recorder microbenchmark, register-ring recorder.
+    (
+        "recorder_ring",
+        "examples/bench/recorder_bench.cuh",
+        &[("KTRACE_RECORDER", "1")],
+    ),
+    // Recorder microbenchmark, shared-memory staging recorder
+    // (KTRACE_RECORDER_SMEM, sm_90 and later).
+    (
+        "recorder_smem",
+        "examples/bench/recorder_bench.cuh",
+        &[("KTRACE_RECORDER", "2")],
+    ),
+    // Recorder microbenchmark, shared-memory staging recorder without time
+    // anchors: what the recorder costs without the per-event anchor test
+    // (like Proton, which records none).
+    (
+        "recorder_smem_noanchor",
+        "examples/bench/recorder_bench.cuh",
+        &[("KTRACE_RECORDER", "2"), ("KTRACE_ANCHOR_CYCLES", "0")],
+    ),
+    // Recorder microbenchmark, per-event store recorder (the default).
+    (
+        "recorder_store",
+        "examples/bench/recorder_bench.cuh",
+        &[("KTRACE_RECORDER", "0")],
+    ),
+    // fp32 SGEMM of examples/kernels/sgemm_bench.cu with the newest-N
+    // shared-memory recorder (8 warps per block), beside the default build,
+    // for recorder_bench.
+    (
+        "sgemm_bench_newest",
+        "examples/kernels/sgemm_bench.cu",
+        &[
+            ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
+            ("KTRACE_SMEM_WARPS", "8"),
+        ],
+    ),
+    // The fp32 SGEMM with the newest-N shared-memory recorder without the
+    // skip branch (KTRACE_NEWEST_BRANCH 0), for recorder_bench.
+    (
+        "sgemm_bench_newest_nobranch",
+        "examples/kernels/sgemm_bench.cu",
+        &[
+            ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
+            ("KTRACE_NEWEST_BRANCH", "0"),
+            ("KTRACE_SMEM_WARPS", "8"),
+        ],
+    ),
+    // The fp32 SGEMM with the shared-memory recorder, beside the default
+    // (store recorder) build, for recorder_bench.
+    (
+        "sgemm_bench_smem",
+        "examples/kernels/sgemm_bench.cu",
+        &[("KTRACE_RECORDER", "KTRACE_RECORDER_SMEM")],
+    ),
+    // examples/kernels/values.cu with the newest-N shared-memory recorder,
+    // keeping 128 entries per warp (every entry of a 20-step probe).
+    (
+        "values_newest",
+        "examples/kernels/values.cu",
+        &[
+            ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
+            ("KTRACE_SMEM_WARPS", "4"),
+            ("KTRACE_NEWEST_ENTRIES", "128"),
+        ],
+    ),
+    // values.cu with the newest-N shared-memory recorder without the skip
+    // branch (KTRACE_NEWEST_BRANCH 0), 128 entries per warp.
+    (
+        "values_newest_nobranch",
+        "examples/kernels/values.cu",
+        &[
+            ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
+            ("KTRACE_NEWEST_BRANCH", "0"),
+            ("KTRACE_SMEM_WARPS", "4"),
+            ("KTRACE_NEWEST_ENTRIES", "128"),
+        ],
+    ),
+    // values.cu with the ring recorder.
+    (
+        "values_ring",
+        "examples/kernels/values.cu",
+        &[("KTRACE_RECORDER", "KTRACE_RECORDER_RING")],
+    ),
+    // values.cu with the shared-memory recorder.
+    (
+        "values_smem",
+        "examples/kernels/values.cu",
+        &[("KTRACE_RECORDER", "KTRACE_RECORDER_SMEM")],
+    ),
+    // examples/kernels/warp_specialized.cu with the newest-N shared-memory
+    // recorder (64 events kept per warp, 8 warps: 4,224 bytes), for
+    // `warp_specialized --newest` and `--bench`; its producer too runs in 24
+    // registers (tests/registers.rs checks).
+    (
+        "warp_specialized_newest",
+        "examples/kernels/warp_specialized.cu",
+        &[
+            ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
+            ("KTRACE_SMEM_WARPS", "8"),
+        ],
+    ),
+    // warp_specialized.cu with the newest-N shared-memory recorder without
+    // the skip branch (KTRACE_NEWEST_BRANCH 0), for `warp_specialized
+    // --bench`; its producer too runs in 24 registers.
+    (
+        "warp_specialized_newest_nobranch",
+        "examples/kernels/warp_specialized.cu",
+        &[
+            ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
+            ("KTRACE_NEWEST_BRANCH", "0"),
+            ("KTRACE_SMEM_WARPS", "8"),
+        ],
+    ),
+    // warp_specialized.cu with the default store recorder (no shared
+    // memory), for `warp_specialized --bench`; its producer too runs in 24
+    // registers without spilling (tests/registers.rs checks).
+    (
+        "warp_specialized_store",
+        "examples/kernels/warp_specialized.cu",
+        &[("KTRACE_RECORDER", "KTRACE_RECORDER_STORE")],
+    ),
+];

@@ -1,0 +1,228 @@
+// ktrace device header, part of ktrace.cuh (include that, not this): what
+// every recorder of the traced build uses. Timer and lane reads, the
+// predicated streaming stores, the time-anchor period and its test, the
+// buffer offsets checked against ktrace_layout.h, and the warp's slot:
+// whether the warp is sampled (open_slot), its open metadata and its flush
+// metadata.
+#ifndef KTRACE_COMMON_CUH
+#define KTRACE_COMMON_CUH
+
+#ifndef KTRACE_CUH
+#error "ktrace: include <ktrace.cuh>, not ktrace/common.cuh"
+#endif
+
+namespace ktrace {
+
+/// Raw 32-bit SM cycle counter. `volatile` so reads are never merged or moved.
+__device__ __forceinline__ uint32_t clock32() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%clock;" : "=r"(r)::"memory");
+  return r;
+}
+__device__ __forceinline__ uint64_t clock64() {
+  uint64_t r;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(r)::"memory");
+  return r;
+}
+__device__ __forceinline__ uint64_t globaltimer() {
+  uint64_t r;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(r)::"memory");
+  return r;
+}
+__device__ __forceinline__ uint32_t smid() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return r;
+}
+
+/// True in exactly one lane of the calling lanes: `elect.sync` on sm_90+,
+/// the lowest active lane before.
+__device__ __forceinline__ bool elect_leader() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  uint32_t is_leader;
+  asm volatile(
+      "{\n\t.reg .pred p;\n\t"
+      "elect.sync _|p, %1;\n\t"
+      "selp.u32 %0, 1, 0, p;\n\t}"
+      : "=r"(is_leader)
+      : "r"(__activemask()));
+  return is_leader != 0;
+#else
+  uint32_t lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane == static_cast<uint32_t>(__ffs(__activemask()) - 1);
+#endif
+}
+
+/// The calling thread's lane in its warp.
+__device__ __forceinline__ uint32_t lane_id() {
+  uint32_t lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane;
+}
+
+/// 16-byte streaming store, predicated on `p`.
+__device__ __forceinline__ void store_v4_cs(uint64_t addr, uint32_t a, uint32_t b, uint32_t c,
+                                            uint32_t d, bool p) {
+  asm volatile(
+      "{\n\t.reg .pred q;\n\t"
+      "setp.ne.b32 q, %5, 0;\n\t"
+      "@q st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n\t}" ::"l"(addr),
+      "r"(a), "r"(b), "r"(c), "r"(d), "r"((uint32_t)p)
+      : "memory");
+}
+
+/// 8-byte streaming store of one event, predicated on `p`.
+__device__ __forceinline__ void store_event(uint64_t addr, uint32_t clk, uint32_t tag, bool p) {
+  asm volatile(
+      "{\n\t.reg .pred q;\n\t"
+      "setp.ne.b32 q, %3, 0;\n\t"
+      "@q st.global.cs.v2.u32 [%0], {%1, %2};\n\t}" ::"l"(addr),
+      "r"(clk), "r"(tag), "r"((uint32_t)p));
+}
+
+#ifndef KTRACE_ANCHOR_CYCLES
+/// SM cycles between time anchors (see ktrace_layout.h), a power of two.
+/// After its first event, and after every event whose clock is in another
+/// period of this many cycles than its last anchor's, a warp reads
+/// %globaltimer and records it as an anchor entry right after the event.
+/// 0 records no anchors: each event then costs two instructions less, and
+/// the decoder falls back to the open and flush timer pairs.
+#define KTRACE_ANCHOR_CYCLES KTRACE_ANCHOR_CYCLES_DEFAULT
+#endif
+static_assert(KTRACE_ANCHOR_CYCLES == 0 ||
+                  (KTRACE_ANCHOR_CYCLES >= 256u && KTRACE_ANCHOR_CYCLES <= (1u << 30) &&
+                   (KTRACE_ANCHOR_CYCLES & (KTRACE_ANCHOR_CYCLES - 1u)) == 0),
+              "ktrace: KTRACE_ANCHOR_CYCLES must be 0 (no anchors) or a power of two from 256 "
+              "to 2^30");
+
+// PTX inside Context::record's asm block: jump to SKIP unless an anchor is
+// due, that is unless the clock `clk` is in another period of
+// KTRACE_ANCHOR_CYCLES than the last anchor's clock LAST (MASK is
+// ~(KTRACE_ANCHOR_CYCLES - 1)). One LOP3 with a predicate output and a
+// branch: cheaper per event than a subtraction and a comparison. An event
+// that needs no anchor is then less than KTRACE_ANCHOR_CYCLES after the last
+// one, and a warp records at most one anchor per period.
+#define KTRACE_ANCHOR_DUE_(LAST, MASK, SKIP)       \
+  "xor.b32 age, clk, " LAST ";\n\t"               \
+  "and.b32 age, age, " MASK ";\n\t"               \
+  "setp.eq.u32 fresh, age, 0;\n\t"                \
+  "@fresh bra.uni " SKIP ";\n\t"
+
+/// Where the stores below write, derived from ktrace_layout.h and checked
+/// against it: each 16-byte metadata store writes four 32-bit words at one
+/// of these offsets, and an event is the two words {clock, region | type << 16}.
+namespace layout {
+constexpr uint32_t kOpenTimers = offsetof(ktrace_slot_meta, init_globaltimer);
+constexpr uint32_t kOpenIds = offsetof(ktrace_slot_meta, block_linear);
+constexpr uint32_t kFlushTimers = offsetof(ktrace_slot_meta, final_globaltimer);
+constexpr uint32_t kFlushCount = offsetof(ktrace_slot_meta, count);
+/// `type` sits above `region` in the event's second word.
+constexpr uint32_t kTypeShift = 8 * (offsetof(ktrace_event, type) - offsetof(ktrace_event, region));
+/// `smid` sits above `warp` in the open store's second word.
+constexpr uint32_t kSmidShift = 8 * (offsetof(ktrace_slot_meta, smid) - offsetof(ktrace_slot_meta, warp));
+static_assert(sizeof(ktrace_slot_meta) == 64 && kOpenTimers % 16 == 0 && kOpenIds % 16 == 0 &&
+                  kFlushTimers % 16 == 0 && kFlushCount % 16 == 0,
+              "ktrace: metadata stores are 16-byte aligned");
+static_assert(offsetof(ktrace_slot_meta, init_clock64) == kOpenTimers + 8,
+              "ktrace: open store writes {globaltimer, clock64}");
+static_assert(offsetof(ktrace_slot_meta, warp) == kOpenIds + 4 && kSmidShift == 16 &&
+                  offsetof(ktrace_slot_meta, open_magic) == kOpenIds + 8 &&
+                  offsetof(ktrace_slot_meta, reserved0) == kOpenIds + 12,
+              "ktrace: open store writes {block, warp | smid << 16, magic, 0}");
+static_assert(offsetof(ktrace_slot_meta, final_clock64) == kFlushTimers + 8,
+              "ktrace: flush store writes {globaltimer, clock64}");
+static_assert(offsetof(ktrace_slot_meta, flush_magic) == kFlushCount + 4 &&
+                  offsetof(ktrace_slot_meta, reserved1) == kFlushCount + 8,
+              "ktrace: flush store writes {count, magic, 0, 0}");
+static_assert(sizeof(ktrace_event) == 8 && offsetof(ktrace_event, clock) == 0 &&
+                  offsetof(ktrace_event, region) == 4 &&
+                  offsetof(ktrace_event, region) + 2 == offsetof(ktrace_event, type),
+              "ktrace: an event is {clock, region | type << 16}");
+}  // namespace layout
+
+/// Which slot a warp writes, computed once at open from the launch's
+/// `ktrace_arg`: whether the warp is traced, its warp index in the block,
+/// the block's linear index, and the address of its slot (0 when not
+/// traced).
+struct Open {
+  bool skip;
+  uint32_t warp;
+  uint32_t block;
+  uint64_t slot;
+};
+
+__device__ __forceinline__ Open open_slot(const ktrace_arg& arg) {
+  Open o;
+  const uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  // Read from one lane: the compiler then knows every value derived from
+  // it is warp-uniform, so the per-event skip branch needs no
+  // reconvergence barrier.
+  const uint32_t active = __activemask();
+  o.warp = __shfl_sync(active, tid / 32, __ffs(active) - 1);
+  o.block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  const bool warp_on = o.warp < 32 && ((arg.warp_mask >> o.warp) & 1u);
+  const uint32_t stride = arg.block_stride ? arg.block_stride : 1u;
+  const uint32_t block_slot = o.block / stride;
+  const bool block_on = (o.block % stride) == 0 && block_slot < arg.blocks_traced;
+  o.skip = arg.buffer == 0 || !warp_on || !block_on;
+  o.slot = 0;
+  if (!o.skip) {
+    const uint32_t warp_slot = __popc(arg.warp_mask & ((1u << o.warp) - 1u));
+    const uint64_t slot_bytes = sizeof(ktrace_slot_meta) + (sizeof(ktrace_event) << arg.cap_log2);
+    o.slot = arg.buffer +
+             (static_cast<uint64_t>(block_slot) * arg.warps_traced + warp_slot) * slot_bytes;
+  }
+  return o;
+}
+
+/// Writes the open half of a slot's metadata (from the lane where `leader`
+/// is set): the ids and the open magic, then the timer pair read after
+/// them (the clock first, then the globaltimer: the order of every
+/// anchor); returns the pair's clock. The ids go first so that their four
+/// registers are free again before the timer pair's four are taken (2
+/// registers fewer on big_grid and block_sum_256 with the store recorder).
+__device__ __forceinline__ uint64_t write_open(const Open& o, bool leader) {
+  const uint32_t ids = o.warp | (smid() << layout::kSmidShift);
+  store_v4_cs(o.slot + layout::kOpenIds, o.block, ids, KTRACE_OPEN_MAGIC, 0u, leader);
+  const uint64_t clk = clock64();
+  const uint64_t gt = globaltimer();
+  store_v4_cs(o.slot + layout::kOpenTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
+              (uint32_t)(clk >> 32), leader);
+  return clk;
+}
+
+/// The lanes that reached a flush: the active mask, the lowest active lane
+/// (whose recorder state every lane takes), this lane's rank among the
+/// active ones (0: the one that writes the metadata) and their number.
+struct FlushLanes {
+  uint32_t active;
+  int src;
+  uint32_t rank;
+  uint32_t count;
+};
+
+__device__ __forceinline__ FlushLanes flush_lanes() {
+  FlushLanes l;
+  l.active = __activemask();
+  l.src = __ffs(l.active) - 1;
+  uint32_t lt;
+  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
+  l.rank = __popc(l.active & lt);
+  l.count = __popc(l.active);
+  return l;
+}
+
+/// Writes the flush half of a slot's metadata (from the lane where
+/// `leader` is set): the closing timer pair and the entry count.
+__device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool leader) {
+  const uint64_t clk = clock64();
+  const uint64_t gt = globaltimer();
+  store_v4_cs(slot + layout::kFlushTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
+              (uint32_t)(clk >> 32), leader);
+  store_v4_cs(slot + layout::kFlushCount, count, KTRACE_FLUSH_MAGIC, 0u, 0u, leader);
+}
+
+}  // namespace ktrace
+
+#endif  // KTRACE_COMMON_CUH

@@ -1,0 +1,100 @@
+// ktrace device header, part of ktrace.cuh (include that, not this): the
+// PTX of KTRACE_RECORDER_STORE's events, the per-event store recorder (the
+// default: one 8-byte streaming store to global memory per event). Its
+// Context, shared with the ring recorder, is in global.cuh.
+#ifndef KTRACE_STORE_CUH
+#define KTRACE_STORE_CUH
+
+#ifndef KTRACE_CUH
+#error "ktrace: include <ktrace.cuh>, not ktrace/store.cuh"
+#endif
+
+#include "common.cuh"
+
+// The PTX of the store recorder's events, for record() and record_value() of
+// the Context in global.cuh. AFTER: the label where the event's paths end
+// (its anchor, if due, recorded).
+// One asm block, so the compiler cannot move the user's code across the
+// clock read. Warps that are not traced jump over the event (a uniform
+// branch); in a traced warp every lane that reaches the marker stores the
+// same event to the same address, which costs one transaction and saves a
+// per-event leader test. When the clock has left the period of
+// KTRACE_ANCHOR_CYCLES its last time anchor was in, the warp falls through
+// into the anchor: it reads %globaltimer and stores it as the next entry,
+// paired with this event's clock. (Computing the next address ahead, or
+// dropping the skip branch, measured worse on the gemm example: see
+// docs/performance.md.) Operands: %0 the count, %1 the clock of the last
+// anchor, %2 the ring mask, %3 the slot's events, %4 the tag, %5 the
+// anchor period mask, %6 the anchor's type, %7 the skip flag; a value's
+// vtag and value follow (%8, %9).
+#define KTRACE_GLOBAL_OUTPUTS_ "+r"(cnt_), "+r"(anchor_clk_)
+#define KTRACE_GLOBAL_INPUTS_(tag)                                                    \
+  "r"(mask_), "l"(base_), "r"(tag), "n"(~(KTRACE_ANCHOR_CYCLES - 1u)),                \
+      "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift), "r"(skip_)
+#define KTRACE_GLOBAL_HEAD_ \
+  "{\n\t" \
+  ".reg .pred off, fresh;\n\t" \
+  ".reg .u32 clk, idx, age, glo, ghi;\n\t" \
+  ".reg .u64 addr, gt, vaddr;\n\t" \
+  "setp.ne.u32 off, %7, 0;\n\t" \
+  "@off bra.uni KTRACE_SKIP_%=;\n\t"
+#define KTRACE_GLOBAL_STORE_(A, B) \
+  "and.b32 idx, %0, %2;\n\t" \
+  "mad.wide.u32 addr, idx, 8, %3;\n\t" \
+  "st.global.cs.v2.u32 [addr], {" A ", " B "};\n\t" \
+  "add.u32 %0, %0, 1;\n\t"
+#if KTRACE_ANCHOR_CYCLES
+#define KTRACE_GLOBAL_EVENT_(AFTER) \
+  "mov.u32 clk, %%clock;\n\t" \
+  KTRACE_GLOBAL_STORE_("clk", "%4") \
+  KTRACE_ANCHOR_DUE_("%1", "%5", AFTER) \
+  "mov.u64 gt, %%globaltimer;\n\t" \
+  "mov.b64 {glo, ghi}, gt;\n\t" \
+  "and.b32 ghi, ghi, 0xffff;\n\t" \
+  "or.b32 ghi, ghi, %6;\n\t" \
+  KTRACE_GLOBAL_STORE_("glo", "ghi") \
+  "mov.u32 %1, clk;\n"
+#else
+#define KTRACE_GLOBAL_EVENT_(AFTER) \
+  "mov.u32 clk, %%clock;\n\t" \
+  KTRACE_GLOBAL_STORE_("clk", "%4")
+#endif
+// The event of record_value(): the value entry's address is computed
+// before the event's store, so that ptxas does not put it in the
+// registers that store still has to read (measured on the H200: 51.5
+// cycles per value mark at one warp per scheduler, 70.5 with the address
+// computed after the store); after an anchor the value entry is written
+// on the anchor's path, so that no address is merged across the two paths.
+#define KTRACE_GLOBAL_VADDR_ \
+  "and.b32 idx, %0, %2;\n\t" \
+  "mad.wide.u32 vaddr, idx, 8, %3;\n\t"
+#define KTRACE_GLOBAL_EVENT_V_(AFTER) \
+  "mov.u32 clk, %%clock;\n\t" \
+  "and.b32 idx, %0, %2;\n\t" \
+  "mad.wide.u32 addr, idx, 8, %3;\n\t" \
+  "add.u32 %0, %0, 1;\n\t" \
+  KTRACE_GLOBAL_VADDR_ \
+  "st.global.cs.v2.u32 [addr], {clk, %4};\n\t" \
+  KTRACE_GLOBAL_ANCHOR_V_(AFTER)
+#if KTRACE_ANCHOR_CYCLES
+#define KTRACE_GLOBAL_ANCHOR_V_(AFTER) \
+  KTRACE_ANCHOR_DUE_("%1", "%5", AFTER) \
+  "mov.u64 gt, %%globaltimer;\n\t" \
+  "mov.b64 {glo, ghi}, gt;\n\t" \
+  "and.b32 ghi, ghi, 0xffff;\n\t" \
+  "or.b32 ghi, ghi, %6;\n\t" \
+  "st.global.cs.v2.u32 [vaddr], {glo, ghi};\n\t" \
+  "add.u32 %0, %0, 1;\n\t" \
+  "mov.u32 %1, clk;\n\t" \
+  KTRACE_GLOBAL_STORE_("%9", "%8") \
+  "bra.uni KTRACE_SKIP_%=;\n\t"
+#else
+#define KTRACE_GLOBAL_ANCHOR_V_(AFTER)
+#endif
+#define KTRACE_GLOBAL_VALUE_ \
+  "st.global.cs.v2.u32 [vaddr], {%9, %8};\n\t" \
+  "add.u32 %0, %0, 1;\n\t"
+
+#include "global.cuh"
+
+#endif  // KTRACE_STORE_CUH
