@@ -253,44 +253,18 @@ impl Capture {
 
     /// Writes the capture in the current format.
     pub fn write_to(&self, w: impl Write) -> Result<()> {
-        write_capture(&self.parts(), w)
+        let (header, buffers) = file_header(self)?;
+        write_file(&header, &self.launches, &buffers, w).map_err(|e| Error::io("<capture>", e))
     }
 
     /// Writes the capture to `path` atomically (a temporary file in the same
     /// directory, then a rename).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        save_capture(&self.parts(), path.as_ref())
+        let (header, buffers) = file_header(self)?;
+        crate::output::write_atomic(path.as_ref(), |w| {
+            write_file(&header, &self.launches, &buffers, w)
+        })
     }
-
-    fn parts(&self) -> CaptureParts<'_> {
-        CaptureParts {
-            device: &self.device,
-            regions: &self.regions,
-            launches: &self.launches,
-            clock_syncs: &self.clock_syncs,
-        }
-    }
-}
-
-/// A capture's parts, held wherever their owner keeps them (a session's
-/// launches), to write without gathering them into a [`Capture`] first.
-pub(crate) struct CaptureParts<'a> {
-    pub device: &'a DeviceInfo,
-    pub regions: &'a Regions,
-    pub launches: &'a [LaunchCapture],
-    pub clock_syncs: &'a [ClockSync],
-}
-
-/// [`Capture::write_to`] for parts held elsewhere.
-pub(crate) fn write_capture(parts: &CaptureParts<'_>, w: impl Write) -> Result<()> {
-    let (header, buffers) = file_header(parts)?;
-    write_file(&header, parts.launches, &buffers, w).map_err(|e| Error::io("<capture>", e))
-}
-
-/// [`Capture::save`] for parts held elsewhere.
-pub(crate) fn save_capture(parts: &CaptureParts<'_>, path: &Path) -> Result<()> {
-    let (header, buffers) = file_header(parts)?;
-    crate::output::write_atomic(path, |w| write_file(&header, parts.launches, &buffers, w))
 }
 
 /// The one layout version of `launches`, which a capture file records in
@@ -314,16 +288,16 @@ fn layout_version_of(launches: &[LaunchCapture]) -> Result<u32> {
     Ok(version)
 }
 
-/// Checks that the parts can be written, then encodes everything before the
+/// Checks that the capture can be written, then encodes everything before the
 /// launches: the header, the device name, the region table, the device's
 /// identity and the clock syncs. Returns it with the launches' buffers.
-fn file_header<'a>(parts: &CaptureParts<'a>) -> Result<(Vec<u8>, Vec<LaunchBuffer<'a>>)> {
-    let CaptureParts {
+fn file_header(capture: &Capture) -> Result<(Vec<u8>, Vec<LaunchBuffer<'_>>)> {
+    let Capture {
         device,
         regions,
         launches,
         clock_syncs,
-    } = *parts;
+    } = capture;
     let name = device.name.as_bytes();
     if name.len() > MAX_NAME_BYTES {
         return Err(Error::Config(format!(

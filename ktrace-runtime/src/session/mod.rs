@@ -20,7 +20,7 @@ use crate::export::perfetto::{HostClocks, PerfettoOptions};
 use crate::export::plan::{plan, ChromeNames, TraceFormat};
 use crate::export::{is_perfetto_path, ExportOptions, ExportReport, TimelineLaunch};
 use crate::fill::{ring_fill, RingFill};
-use crate::format::capture::{Capture, CaptureParts, DeviceInfo, HostSpan, LaunchCapture};
+use crate::format::capture::{Capture, DeviceInfo, HostSpan, LaunchCapture};
 use crate::format::layout::KtraceArg;
 use crate::format::regions::Regions;
 use crate::format::shape::LaunchShape;
@@ -90,18 +90,17 @@ pub struct TraceSession {
     shape: LaunchShape,
     selection: LaunchSelection,
     buffer: Option<CudaSlice<u8>>,
-    regions: Regions,
-    device: DeviceInfo,
+    /// The device, the regions, the launches recorded so far and the clock
+    /// syncs: what a capture file of the session holds.
+    capture: Capture,
     output: PathBuf,
     capture_path: Option<PathBuf>,
     export: ExportOptions,
     quiet: bool,
-    launches: Vec<LaunchCapture>,
     fills: Vec<RingFill>,
     kernel: String,
     /// The clock handshake, while it works.
     probe: Option<ClockProbe>,
-    clock_syncs: Vec<ClockSync>,
     /// `CLOCK_REALTIME` when the pending launch's argument was handed out.
     enqueued_ns: Cell<u64>,
     pending: Cell<bool>,
@@ -116,7 +115,7 @@ impl std::fmt::Debug for TraceSession {
             .field("shape", &self.shape)
             .field("launches_traced", &self.selection)
             .field("output", &self.output)
-            .field("launches", &self.launches.len())
+            .field("launches", &self.capture.launches.len())
             .finish()
     }
 }
@@ -173,17 +172,19 @@ impl TraceSession {
             shape,
             selection: plan.launches,
             buffer,
-            regions: Regions::from_table(regions),
-            device,
+            capture: Capture {
+                device,
+                regions: Regions::from_table(regions),
+                launches: Vec::new(),
+                clock_syncs: Vec::new(),
+            },
             output,
             capture_path,
             export: config.export,
             quiet: config.quiet,
-            launches: Vec::new(),
             fills: Vec::new(),
             kernel: config.kernel,
             probe,
-            clock_syncs: Vec::new(),
             enqueued_ns: Cell::new(0),
             pending: Cell::new(false),
             written: 0,
@@ -198,7 +199,7 @@ impl TraceSession {
     fn measure_clock(&mut self) {
         let Some(probe) = &self.probe else { return };
         match probe.sync(&self.stream) {
-            Ok(s) => self.clock_syncs.push(s),
+            Ok(s) => self.capture.clock_syncs.push(s),
             Err(e) => {
                 no_clock_sync(&e, self.quiet);
                 self.probe = None;
@@ -210,16 +211,7 @@ impl TraceSession {
     /// and after every traced launch (empty when
     /// [`TraceConfig::clock_sync`] is off or the handshake failed).
     pub fn clock_syncs(&self) -> &[ClockSync] {
-        &self.clock_syncs
-    }
-
-    fn parts(&self) -> CaptureParts<'_> {
-        CaptureParts {
-            device: &self.device,
-            regions: &self.regions,
-            launches: &self.launches,
-            clock_syncs: &self.clock_syncs,
-        }
+        &self.capture.clock_syncs
     }
 
     /// Whether this session traces (it allocated a buffer).
@@ -296,9 +288,13 @@ impl TraceSession {
             ..LaunchCapture::new(self.shape, raw)
         };
         self.fills.push(ring_fill(&launch.buffer()?));
-        self.launches.push(launch);
+        self.capture.launches.push(launch);
         self.shape.launch = self.shape.launch.saturating_add(1);
-        let note = many_launches_note(self.launches.len(), &self.selection, self.sizing.bytes());
+        let note = many_launches_note(
+            self.capture.launches.len(),
+            &self.selection,
+            self.sizing.bytes(),
+        );
         if let (Some(note), false) = (note, self.quiet) {
             eprintln!("ktrace: {note}");
         }
@@ -307,7 +303,7 @@ impl TraceSession {
 
     /// The launches recorded so far, by launch number.
     pub fn launches(&self) -> &[LaunchCapture] {
-        &self.launches
+        &self.capture.launches
     }
 
     /// How full the rings of each launch recorded so far were, in the
@@ -321,17 +317,12 @@ impl TraceSession {
     /// The launches recorded so far, with the device facts and the regions
     /// (a copy: [`TraceSession::launches`] reads them in place).
     pub fn capture(&self) -> Capture {
-        Capture {
-            device: self.device.clone(),
-            regions: self.regions.clone(),
-            launches: self.launches.clone(),
-            clock_syncs: self.clock_syncs.clone(),
-        }
+        self.capture.clone()
     }
 
     /// Saves the launches recorded so far as a capture file.
     pub fn save_capture(&self, path: impl AsRef<Path>) -> Result<()> {
-        crate::format::capture::save_capture(&self.parts(), path.as_ref())
+        self.capture.save(path)
     }
 
     /// Writes the trace and summary of every launch not yet written (after
@@ -351,29 +342,29 @@ impl TraceSession {
         // not yet written, one file each.
         let perfetto = is_perfetto_path(&self.output);
         let axis = if perfetto {
-            HostAxis::new(&self.clock_syncs)?
+            HostAxis::new(&self.capture.clock_syncs)?
         } else {
             None
         };
         let first = if perfetto { 0 } else { self.written };
-        let launches: Vec<TimelineLaunch> = self.launches[first..]
+        let launches: Vec<TimelineLaunch> = self.capture.launches[first..]
             .iter()
             .map(|l| TimelineLaunch {
                 launch: l,
-                device: &self.device,
-                regions: &self.regions,
+                device: &self.capture.device,
+                regions: &self.capture.regions,
                 host_axis: axis.as_ref(),
             })
             .collect();
         let format = if perfetto {
             TraceFormat::Perfetto(PerfettoOptions {
-                host_clocks: HostClocks::from_syncs(&self.clock_syncs),
+                host_clocks: HostClocks::from_syncs(&self.capture.clock_syncs),
                 args: false,
             })
         } else {
             TraceFormat::Chrome
         };
-        let files = if self.written < self.launches.len() {
+        let files = if self.written < self.capture.launches.len() {
             plan(launches, &self.output, format, ChromeNames::ByLaunch)
         } else {
             Vec::new()
@@ -385,19 +376,19 @@ impl TraceSession {
             written.drain(..skip);
             for r in written {
                 if !self.quiet {
-                    report(&r, self.launches[self.written].shape.launch);
+                    report(&r, self.capture.launches[self.written].shape.launch);
                 }
                 reports.push(r);
                 self.written += 1;
             }
         }
         if let Some(path) = &self.capture_path {
-            if !self.launches.is_empty() {
+            if !self.capture.launches.is_empty() {
                 self.save_capture(path)?;
                 if !self.quiet {
                     eprintln!(
                         "ktrace: capture of {} launch(es) -> {}",
-                        self.launches.len(),
+                        self.capture.launches.len(),
                         path.display()
                     );
                 }
@@ -428,7 +419,7 @@ impl Drop for TraceSession {
         if self.finished || !self.is_enabled() || std::thread::panicking() {
             return;
         }
-        if self.pending.get() || self.written < self.launches.len() {
+        if self.pending.get() || self.written < self.capture.launches.len() {
             if let Err(e) = self.write() {
                 eprintln!("ktrace: {e}");
             }
