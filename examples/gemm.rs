@@ -10,7 +10,7 @@
 //! build (store recorder), the build with the newest-N shared-memory
 //! recorder (`gemm_newest.cu`, 64 events kept per warp), the untraced
 //! kernel with 6,336 bytes more shared memory and with its producer at 40
-//! registers instead of 24 (`gemm_p40.cu`), and the newest-N build without
+//! registers instead of 24 (the `gemm_p40` variant), and the newest-N build without
 //! the skip branch (`gemm_newest_nobranch.cu`, producer at 40) against the
 //! latter.
 
@@ -52,7 +52,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let newest = load_gemm_module_variant(&ctx, &kernels::GEMM_NEWEST, true)?;
         let newest_nb = load_gemm_module_variant(&ctx, &kernels::GEMM_NEWEST_NOBRANCH, true)?;
         // The untraced kernel with its producer at 40 registers and its
-        // consumers at 232 (gemm_p40.cu), the base of the no-branch rows,
+        // consumers at 232 (the gemm_p40 variant), the base of the no-branch rows,
         // which are built so.
         let p40 = load_gemm_module_variant(&ctx, &kernels::GEMM_P40, false)?;
         // The untraced kernel given as much more (unused) shared memory as

@@ -459,7 +459,7 @@ fn events_without_the_skip_branch() {
 /// be unrolled differently). What a sampled-out site adds there includes
 /// the compiler's changes to the loop around the markers: one instruction
 /// per site is the target; the bounds are what the builds give now, so
-/// that a change that makes them dearer fails (docs/performance.md, "Off
+/// that a change that makes them dearer fails (docs/lab/performance-notes.md, "Off
 /// and sampled-out paths", says where the rest comes from).
 #[test]
 fn sampled_out_sites_in_the_examples_main_loops() {

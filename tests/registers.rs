@@ -214,7 +214,7 @@ fn registers_and_shared_memory_of_traced_builds() {
     // The small kernels: block size (their launches, for occupancy) and
     // the most registers the default recorder may add to them (6, the
     // target, where it is met; all_markers peaks on an event's anchor
-    // path inside its loop, see docs/performance.md).
+    // path inside its loop, see docs/lab/performance-notes.md).
     let small: BTreeMap<&str, (u64, u64)> = [
         ("big_grid_axpy", (256, 6)),
         ("spin", (128, 6)),

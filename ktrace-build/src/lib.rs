@@ -1,4 +1,4 @@
-//! Build-script support for [ktrace], an intra-kernel trace profiler for
+//! Build-script support for ktrace, an intra-kernel trace profiler for
 //! CUDA C++ kernels.
 //!
 //! ktrace-build scans your `.cu`/`.cuh` sources for trace markers
@@ -124,7 +124,8 @@
 //! - `launcher-bindings`: Rust declarations of C++ launcher headers through
 //!   bindgen ([`Build::launcher_header`]); needs libclang at build time.
 //!
-//! [ktrace]: https://github.com/ktrace-rs/ktrace
+//! `ARCHITECTURE.md` in the repository maps this crate's modules: the
+//! scan, the pure plan and the thin layer that executes it.
 #![deny(missing_docs)]
 
 pub mod codegen;

@@ -94,7 +94,7 @@
 // registers of their own until the next event (3 more registers across the
 // kernel), so that the user's code after an event never waits for the
 // shared store to have read them. 0 (the default): temporaries; on the
-// H200 microbenchmark both cost the same (docs/performance.md).
+// H200 microbenchmark both cost the same (docs/lab/performance-notes.md).
 #define KTRACE_NEWEST_PIN 0
 #endif
 #ifndef KTRACE_NEWEST_BRANCH

@@ -111,7 +111,7 @@ static __shared__ __align__(16) uint4 ktrace_newest_state[KTRACE_SMEM_WARPS];
 /// instructions; ptxas then deletes that branch, except in the first copy
 /// of an unrolled loop), so a warp that records nothing runs one
 /// instruction per marker and the user's code stays on its side of the
-/// clock read. Measured on the H200: docs/performance.md.
+/// clock read. Measured on the H200: docs/lab/performance-notes.md.
 ///
 /// The flush writes the newest min(events, KTRACE_NEWEST_ENTRIES, cap) to
 /// the warp's slot: with cap <= KTRACE_NEWEST_ENTRIES at their ring

@@ -23,7 +23,7 @@
 // into the anchor: it reads %globaltimer and stores it as the next entry,
 // paired with this event's clock. (Computing the next address ahead, or
 // dropping the skip branch, measured worse on the gemm example: see
-// docs/performance.md.) Operands: %0 the count, %1 the clock of the last
+// docs/lab/performance-notes.md.) Operands: %0 the count, %1 the clock of the last
 // anchor, %2 the ring mask, %3 the slot's events, %4 the tag, %5 the
 // anchor period mask, %6 the anchor's type, %7 the skip flag; a value's
 // vtag and value follow (%8, %9).
