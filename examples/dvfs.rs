@@ -132,7 +132,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ..DecodeOptions::default()
         };
         let decoded = decode(l.buffer()?, &opts);
-        let c = compare(&decoded, &truth).unwrap_or_else(|e| fail(&e));
+        let c = compare(&decoded, &truth).unwrap_or_else(|e| fail(&e.to_string()));
         println!(
             "{name:<12} {}   {}   {:>16.2e}",
             c.event_time, c.duration, c.long_duration_rel_p99

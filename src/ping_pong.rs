@@ -10,10 +10,55 @@
 //! the second `ℓ₂ − e`; the two directions cross the same link, so `ℓ₁ ≈ ℓ₂`
 //! and half their difference estimates `e`, the alignment error.
 
+use std::fmt;
+
 use ktrace_runtime::format::capture::Capture;
 use ktrace_runtime::format::layout::EventKind;
 use ktrace_runtime::timeline::Placement;
 use ktrace_runtime::{decode::Decoder, ExportOptions};
+
+/// Why the rounds of two captures cannot be paired ([`rounds`]).
+///
+/// `Debug` prints the `Display` message, as `ktrace_runtime::Error` does:
+/// the `two_gpus` example's `main` returns it.
+#[derive(thiserror::Error)]
+pub enum RoundsError {
+    /// The captures hold different numbers of launches.
+    #[error("{gpu0} launches on GPU 0, {gpu1} on GPU 1")]
+    LaunchCount {
+        /// Launches in GPU 0's capture.
+        gpu0: usize,
+        /// Launches in GPU 1's capture.
+        gpu1: usize,
+    },
+    /// A launch's buffer does not match its shape.
+    #[error(transparent)]
+    Buffer(#[from] ktrace_runtime::Error),
+    /// A launch pair whose four kinds of marks are not as many each.
+    #[error(
+        "launch {launch}: {pings_sent} pings sent, {pings_seen} seen; {pongs_sent} pongs \
+         sent, {pongs_seen} seen"
+    )]
+    MarkCount {
+        /// The launch.
+        launch: usize,
+        /// "ping sent" marks on GPU 0.
+        pings_sent: usize,
+        /// "ping seen" marks on GPU 1.
+        pings_seen: usize,
+        /// "pong sent" marks on GPU 1.
+        pongs_sent: usize,
+        /// "pong seen" marks on GPU 0.
+        pongs_seen: usize,
+    },
+}
+
+impl fmt::Debug for RoundsError {
+    /// The `Display` text: what `main` prints when it returns this error.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
 
 /// The four marks of one round, in ps on the axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,10 +104,10 @@ fn marks(
     l: usize,
     names: [&str; 2],
     shift: impl Fn(u64) -> i64,
-) -> Result<[Vec<i128>; 2], String> {
+) -> Result<[Vec<i128>; 2], RoundsError> {
     let launch = &cap.launches[l];
     let opts = ExportOptions::default().decode_for(&cap.device);
-    let dec = Decoder::new(launch.buffer().map_err(|e| e.to_string())?, &opts);
+    let dec = Decoder::new(launch.buffer()?, &opts);
     let origin = dec.origin_globaltimer();
     let base = (i128::from(origin) + i128::from(shift(origin))) * 1000;
     let ids = names.map(|n| cap.regions.iter().find(|(_, m)| *m == n).map(|(id, _)| id));
@@ -90,13 +135,12 @@ pub fn rounds(
     gpu1: &Capture,
     placement: &Placement,
     corrected: bool,
-) -> Result<Vec<Vec<Round>>, String> {
+) -> Result<Vec<Vec<Round>>, RoundsError> {
     if gpu0.launches.len() != gpu1.launches.len() {
-        return Err(format!(
-            "{} launches on GPU 0, {} on GPU 1",
-            gpu0.launches.len(),
-            gpu1.launches.len()
-        ));
+        return Err(RoundsError::LaunchCount {
+            gpu0: gpu0.launches.len(),
+            gpu1: gpu1.launches.len(),
+        });
     }
     let shift = |i: usize| {
         move |gt: u64| {
@@ -113,12 +157,13 @@ pub fn rounds(
             let [got, back] = marks(gpu1, l, ["ping seen", "pong sent"], shift(1))?;
             let n = sent.len();
             if [seen.len(), got.len(), back.len()] != [n; 3] {
-                return Err(format!(
-                    "launch {l}: {n} pings sent, {} seen; {} pongs sent, {} seen",
-                    got.len(),
-                    back.len(),
-                    seen.len()
-                ));
+                return Err(RoundsError::MarkCount {
+                    launch: l,
+                    pings_sent: n,
+                    pings_seen: got.len(),
+                    pongs_sent: back.len(),
+                    pongs_seen: seen.len(),
+                });
             }
             Ok((0..n)
                 .map(|i| Round {
@@ -161,5 +206,21 @@ mod tests {
         assert!(late.violates_order());
         let mut v = vec![3.0, 1.0, 2.0];
         assert_eq!(quantile(&mut v, 0.5), 2.0);
+    }
+
+    #[test]
+    fn a_mismatch_prints_its_message_as_debug_too() {
+        let e = RoundsError::MarkCount {
+            launch: 2,
+            pings_sent: 5,
+            pings_seen: 4,
+            pongs_sent: 4,
+            pongs_seen: 3,
+        };
+        let text = "launch 2: 5 pings sent, 4 seen; 4 pongs sent, 3 seen";
+        assert_eq!(e.to_string(), text);
+        assert_eq!(format!("{e:?}"), text);
+        let e = RoundsError::LaunchCount { gpu0: 1, gpu1: 2 };
+        assert_eq!(e.to_string(), "1 launches on GPU 0, 2 on GPU 1");
     }
 }

@@ -4,13 +4,95 @@
 //! committed capture is checked in CI without a GPU.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ktrace_runtime::decode::DecodedLaunch;
 use ktrace_runtime::format::layout::EventKind;
 
 /// The first bytes of a truth file.
 pub const TRUTH_MAGIC: &[u8; 8] = b"KTTRUTH1";
+
+/// Why bytes are not a truth file ([`Truth::from_bytes`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TruthFormatError {
+    /// The bytes do not start with [`TRUTH_MAGIC`] (or are shorter than
+    /// the header).
+    #[error("not a truth file (bad magic)")]
+    BadMagic,
+    /// The length does not match the counts in the header.
+    #[error(
+        "truth file of {actual} bytes, expected {expected} for {blocks} blocks x {markers} markers"
+    )]
+    Length {
+        /// Bytes given.
+        actual: usize,
+        /// Bytes the header implies.
+        expected: usize,
+        /// Blocks in the header.
+        blocks: u32,
+        /// Markers in the header.
+        markers: u32,
+    },
+}
+
+/// Why a truth file could not be loaded ([`Truth::load`]): each message
+/// starts with the file and ends with its cause, which is also the
+/// [`source`](std::error::Error::source).
+#[derive(Debug, thiserror::Error)]
+pub enum TruthLoadError {
+    /// Reading the file failed.
+    #[error("{path}: {error}", path = path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        error: std::io::Error,
+    },
+    /// The file is not a truth file.
+    #[error("{path}: {error}", path = path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        error: TruthFormatError,
+    },
+}
+
+/// Why a decoded trace cannot be compared with the truth ([`compare`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CompareError {
+    /// A timeline warp of a block the truth has no readings for.
+    #[error("block {block} has no truth")]
+    NoTruth {
+        /// The block.
+        block: usize,
+    },
+    /// A timeline warp whose event count is not the marker count.
+    #[error("block {block}: {events} events in the trace, {markers} markers recorded")]
+    EventCount {
+        /// The block.
+        block: usize,
+        /// Events in the trace.
+        events: usize,
+        /// Markers per timeline warp in the truth.
+        markers: usize,
+    },
+    /// An event whose kind is not its marker's.
+    #[error("block {block}: event {event} is a {kind:?}")]
+    EventKind {
+        /// The block.
+        block: usize,
+        /// The event's index in its warp.
+        event: usize,
+        /// Its kind.
+        kind: EventKind,
+    },
+    /// The trace has no warp 0 in any block.
+    #[error("no timeline warp (warp 0) in the trace")]
+    NoTimelineWarp,
+}
 
 /// `%globaltimer` (ns) read right after each marker of each timeline warp:
 /// `ns[block * markers + i]` for marker `i` of block `block`.
@@ -39,19 +121,20 @@ impl Truth {
     }
 
     /// Reads [`Truth::to_bytes`]'s format, checking every length.
-    pub fn from_bytes(b: &[u8]) -> Result<Self, String> {
+    pub fn from_bytes(b: &[u8]) -> Result<Self, TruthFormatError> {
         if b.len() < 16 || &b[..8] != TRUTH_MAGIC {
-            return Err("not a truth file (bad magic)".into());
+            return Err(TruthFormatError::BadMagic);
         }
         let word = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
         let (markers, blocks) = (word(8), word(12));
         let n = markers as usize * blocks as usize;
         if b.len() != 16 + 8 * n {
-            return Err(format!(
-                "truth file of {} bytes, expected {} for {blocks} blocks x {markers} markers",
-                b.len(),
-                16 + 8 * n
-            ));
+            return Err(TruthFormatError::Length {
+                actual: b.len(),
+                expected: 16 + 8 * n,
+                blocks,
+                markers,
+            });
         }
         let ns = b[16..]
             .chunks_exact(8)
@@ -65,9 +148,15 @@ impl Truth {
     }
 
     /// Reads a truth file.
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let b = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        Truth::from_bytes(&b).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(path: &Path) -> Result<Self, TruthLoadError> {
+        let b = std::fs::read(path).map_err(|error| TruthLoadError::Read {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        Truth::from_bytes(&b).map_err(|error| TruthLoadError::Format {
+            path: path.to_path_buf(),
+            error,
+        })
     }
 }
 
@@ -148,7 +237,7 @@ pub struct Comparison {
 /// Compares the timeline warps (warp 0 of each block) of `decoded` with the
 /// truth. Fails when a timeline warp's events do not match its markers one
 /// for one (count and kind): the example's kernel records exactly those.
-pub fn compare(decoded: &DecodedLaunch, truth: &Truth) -> Result<Comparison, String> {
+pub fn compare(decoded: &DecodedLaunch, truth: &Truth) -> Result<Comparison, CompareError> {
     let m = truth.markers as usize;
     let origin = decoded.origin_globaltimer as i128;
     let (mut ev, mut dur) = (Vec::new(), Vec::new());
@@ -158,18 +247,23 @@ pub fn compare(decoded: &DecodedLaunch, truth: &Truth) -> Result<Comparison, Str
     for w in decoded.warps.iter().filter(|w| w.id.warp == 0) {
         let b = w.id.block as usize;
         if b >= truth.blocks as usize {
-            return Err(format!("block {b} has no truth"));
+            return Err(CompareError::NoTruth { block: b });
         }
         let tr = &truth.ns[b * m..(b + 1) * m];
         if w.events.len() != m {
-            return Err(format!(
-                "block {b}: {} events in the trace, {m} markers recorded",
-                w.events.len()
-            ));
+            return Err(CompareError::EventCount {
+                block: b,
+                events: w.events.len(),
+                markers: m,
+            });
         }
         for (i, (e, &t)) in w.events.iter().zip(tr).enumerate() {
             if e.kind != marker_kind(i as u32) {
-                return Err(format!("block {b}: event {i} is a {:?}", e.kind));
+                return Err(CompareError::EventKind {
+                    block: b,
+                    event: i,
+                    kind: e.kind,
+                });
             }
             let truth_ps = (i128::from(t) - origin) * 1000;
             ev.push((i128::from(e.t_ps) - truth_ps) as f64 / 1000.0);
@@ -190,7 +284,7 @@ pub fn compare(decoded: &DecodedLaunch, truth: &Truth) -> Result<Comparison, Str
         longest = longest.max(tr[m - 1].saturating_sub(tr[0]));
     }
     if warps == 0 {
-        return Err("no timeline warp (warp 0) in the trace".into());
+        return Err(CompareError::NoTimelineWarp);
     }
     Ok(Comparison {
         event_time: ErrorStats::of(&ev),
@@ -200,4 +294,46 @@ pub fn compare(decoded: &DecodedLaunch, truth: &Truth) -> Result<Comparison, Str
         warps,
         longest_warp_ns: longest,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_files_say_why_in_the_words_they_always_did() {
+        assert_eq!(
+            Truth::from_bytes(b"KTTRUTH0").unwrap_err().to_string(),
+            "not a truth file (bad magic)"
+        );
+        let mut b = Truth {
+            markers: 3,
+            blocks: 2,
+            ns: vec![0; 6],
+        }
+        .to_bytes();
+        b.pop();
+        assert_eq!(
+            Truth::from_bytes(&b).unwrap_err().to_string(),
+            "truth file of 63 bytes, expected 64 for 2 blocks x 3 markers"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.bin");
+        std::fs::write(&path, &b).unwrap();
+        let e = Truth::load(&path).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: truth file of 63 bytes, expected 64 for 2 blocks x 3 markers",
+                path.display()
+            )
+        );
+        let cause = std::error::Error::source(&e).unwrap();
+        assert!(cause.is::<TruthFormatError>());
+        let e = Truth::load(&dir.path().join("none.bin")).unwrap_err();
+        let cause = std::error::Error::source(&e).unwrap();
+        let io = cause.downcast_ref::<std::io::Error>().unwrap();
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        assert!(e.to_string().ends_with(&format!(": {io}")), "{e}");
+    }
 }

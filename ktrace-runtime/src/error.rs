@@ -5,10 +5,14 @@
 //! than a struct dump.
 //!
 //! Each message is whole: it ends with its cause's message where there is
-//! one (the driver's error, the I/O error), so [`std::error::Error::source`]
-//! is `None` and a reporter that walks the chain prints nothing twice. No
-//! message starts with `ktrace: `: the program that reports an error adds
-//! that once (the `ktrace` command, [`TraceSession`]'s drop).
+//! one (the driver's error, the I/O error), so printing the error alone
+//! says everything, which is how ktrace reports (the `ktrace` command,
+//! [`TraceSession`]'s drop). The cause is also the error's
+//! [`source`](std::error::Error::source), for a program that inspects it
+//! (the [`std::io::Error`]'s kind, the driver's result code) rather than
+//! prints it; a reporter that prints each error of the chain would name the
+//! cause twice, so print the top one. No message starts with `ktrace: `: the
+//! program that reports an error adds that once.
 //!
 //! [`TraceSession`]: crate::session::TraceSession
 
@@ -34,7 +38,7 @@ pub enum Error {
         /// Its value.
         value: String,
         /// What is wrong with it.
-        problem: String,
+        problem: ValueError,
         /// The forms it takes.
         accepted: &'static str,
     },
@@ -77,7 +81,8 @@ pub enum Error {
     Driver {
         /// What ktrace was doing.
         what: &'static str,
-        /// The driver's error.
+        /// The driver's error; also the [`source`](std::error::Error::source).
+        #[source]
         error: cudarc::driver::DriverError,
     },
 
@@ -91,7 +96,8 @@ pub enum Error {
     Io {
         /// The file.
         path: PathBuf,
-        /// The cause.
+        /// The cause; also the [`source`](std::error::Error::source).
+        #[source]
         error: std::io::Error,
     },
 
@@ -185,6 +191,53 @@ impl Error {
     }
 }
 
+/// Why a value is none of a variable's forms: what a `parse_*` function
+/// of [`settings`](crate::settings) returns, and the `problem` of an [`Error::Env`]. Each
+/// message says what is wrong with the value alone; the variable and its
+/// forms are [`Error::Env`]'s to add.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ValueError {
+    /// The variable's value is not UTF-8.
+    #[error("not UTF-8")]
+    NotUtf8,
+    /// A number that is not a whole number (or does not fit in 32 bits).
+    #[error("{0:?} is not a whole number")]
+    NotANumber(String),
+    /// A capacity that is not a power of two in range.
+    #[error("{0} is not a power of two from 32 to 16777216")]
+    NotAPowerOfTwo(u32),
+    /// An index list with an empty item (or no item at all).
+    #[error("an empty item in the list")]
+    EmptyItem,
+    /// A range `A-B` of an index list with `B` below `A`, as written.
+    #[error("the range {0} runs backwards")]
+    Backwards(String),
+    /// An index at or over its limit (a warp index of 32 or more).
+    #[error("{index} is not below {limit}")]
+    NotBelow {
+        /// The index.
+        index: u32,
+        /// The first index not allowed.
+        limit: u32,
+    },
+    /// A block sampling that selects no block (`first:0`, `stride:0`).
+    #[error("0 selects no block; use at least 1")]
+    NoBlock,
+    /// A block sampling that is none of `all`, `first:`, `stride:`.
+    #[error("{0:?} is none of the forms")]
+    NoForm(String),
+    /// What follows the comma of `stride:N,max:M` is not `max:M`.
+    #[error("{0:?} after the comma is not `max:M`")]
+    NotMax(String),
+    /// A budget of 0 MiB.
+    #[error("0 MiB holds no trace; unset KTRACE to trace nothing")]
+    NoBudget,
+    /// A budget whose bytes do not fit in 64 bits.
+    #[error("{0} MiB is more bytes than 64 bits count")]
+    BudgetTooLarge(u64),
+}
+
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -199,7 +252,7 @@ mod tests {
             Error::Env {
                 var: "KTRACE_CAP",
                 value: "100".into(),
-                problem: "100 is not a power of two".into(),
+                problem: ValueError::NotAPowerOfTwo(100),
                 accepted: "a power of two",
             },
             Error::io("run.ktrace", std::io::Error::other("disk full")),
@@ -222,12 +275,54 @@ mod tests {
             let (d, s) = (format!("{e:?}"), e.to_string());
             assert_eq!(d, s);
             assert!(!s.starts_with("ktrace"), "{s}");
-            assert!(std::error::Error::source(&e).is_none(), "{s}");
+            // The cause, where there is one, is the message's tail and the
+            // source; every other error has none.
+            match std::error::Error::source(&e) {
+                Some(cause) => {
+                    assert!(matches!(e, Error::Io { .. }), "{s}");
+                    assert!(s.ends_with(&format!(": {cause}")), "{s}");
+                }
+                None => assert!(!matches!(e, Error::Io { .. }), "{s}"),
+            }
             // What `main` returning `Box<dyn Error>` prints.
             let boxed: Box<dyn std::error::Error> = Box::new(e);
             assert_eq!(format!("Error: {boxed:?}"), format!("Error: {s}"));
         }
         let io = Error::io("run.ktrace", std::io::Error::other("disk full")).to_string();
         assert_eq!(io.matches("disk full").count(), 1, "{io}");
+    }
+
+    #[test]
+    fn the_source_of_an_io_error_is_the_io_error() {
+        let e = Error::io(
+            "run.ktrace",
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+        );
+        let source = std::error::Error::source(&e).expect("an io error has a source");
+        let io = source
+            .downcast_ref::<std::io::Error>()
+            .expect("the source is the io error");
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        assert_eq!(io.to_string(), "no such file");
+        assert!(std::error::Error::source(io).is_none());
+        // The message is unchanged: the file, then the cause, once.
+        assert_eq!(e.to_string(), "run.ktrace: no such file");
+    }
+
+    #[cfg(feature = "cuda")]
+    #[test]
+    fn the_source_of_a_driver_error_is_the_driver_error() {
+        use cudarc::driver::{sys::CUresult, DriverError};
+        let e = Error::Driver {
+            what: "launching the kernel",
+            error: DriverError(CUresult::CUDA_ERROR_LAUNCH_FAILED),
+        };
+        // Only the source is looked at: printing a driver error asks the
+        // driver for its text, and this test runs without one.
+        let source = std::error::Error::source(&e).expect("a driver error has a source");
+        let driver = source
+            .downcast_ref::<DriverError>()
+            .expect("the source is the driver error");
+        assert_eq!(driver.0, CUresult::CUDA_ERROR_LAUNCH_FAILED);
     }
 }

@@ -3,14 +3,17 @@
 //! `KTRACE_OUT` and `KTRACE_CAPTURE` too) is read in one place here, which
 //! `clippy.toml` enforces.
 //!
-//! Each variable has a parser that names the variable and the forms it
-//! takes when a value is wrong ([`Error::Env`]). An empty value counts as
-//! unset. [`Overrides::from_env`] reads them all; a
+//! Each variable has a parser that says what is wrong with a value
+//! ([`ValueError`]); read from the environment, the error also names the
+//! variable and the forms it takes ([`Error::Env`]). An empty value counts
+//! as unset. [`Overrides::from_env`] reads them all; a
 //! [`TraceConfig`](crate::session::TraceConfig) takes them over its own fields.
 
 use std::ffi::OsString;
 use std::fmt;
 use std::ops::RangeInclusive;
+
+pub use crate::error::ValueError;
 
 use crate::error::{Error, Result};
 use crate::format::ids::{IdList, IdListError};
@@ -149,14 +152,14 @@ fn parsed<T>(
     get: &impl Fn(&str) -> Option<OsString>,
     name: &'static str,
     forms: &'static str,
-    parse: fn(&str) -> Result<T, String>,
+    parse: fn(&str) -> Result<T, ValueError>,
 ) -> Result<Option<T>> {
     let Some(raw) = get(name) else {
         return Ok(None);
     };
     let value = raw
         .into_string()
-        .map_err(|raw| bad(name, &raw.to_string_lossy(), "not UTF-8".into(), forms))?;
+        .map_err(|raw| bad(name, &raw.to_string_lossy(), ValueError::NotUtf8, forms))?;
     if value.trim().is_empty() {
         return Ok(None);
     }
@@ -165,7 +168,7 @@ fn parsed<T>(
         .map_err(|problem| bad(name, &value, problem, forms))
 }
 
-fn bad(var: &'static str, value: &str, problem: String, accepted: &'static str) -> Error {
+fn bad(var: &'static str, value: &str, problem: ValueError, accepted: &'static str) -> Error {
     Error::Env {
         var,
         value: value.to_string(),
@@ -174,43 +177,39 @@ fn bad(var: &'static str, value: &str, problem: String, accepted: &'static str) 
     }
 }
 
-fn number(s: &str) -> Result<u32, String> {
+fn number(s: &str) -> Result<u32, ValueError> {
     s.trim()
         .parse()
-        .map_err(|_| format!("{:?} is not a whole number", s.trim()))
+        .map_err(|_| ValueError::NotANumber(s.trim().to_string()))
 }
 
 /// `KTRACE_CAP`: `auto` (0) or a power of two in range.
-pub fn parse_cap(s: &str) -> Result<u32, String> {
+pub fn parse_cap(s: &str) -> Result<u32, ValueError> {
     if s.eq_ignore_ascii_case("auto") {
         return Ok(0);
     }
     let cap = number(s)?;
     crate::format::shape::cap_log2(cap)
         .map(|_| cap)
-        .map_err(|_| format!("{cap} is not a power of two from 32 to 16777216"))
+        .map_err(|_| ValueError::NotAPowerOfTwo(cap))
 }
 
 /// Comma-separated indices and inclusive ranges `A-B` (the grammar of
 /// [`IdList`], without its open ends), each below `limit`.
-fn parse_ranges(s: &str, limit: Option<u32>) -> Result<Vec<RangeInclusive<u32>>, String> {
+fn parse_ranges(s: &str, limit: Option<u32>) -> Result<Vec<RangeInclusive<u32>>, ValueError> {
     IdList::items(s)
         .map(|item| {
             let r = item.map_err(|e| match e {
-                IdListError::EmptyList | IdListError::EmptyItem => {
-                    "an empty item in the list".to_string()
-                }
-                IdListError::NotANumber(n) | IdListError::TooLarge(n) => {
-                    format!("{n:?} is not a whole number")
-                }
-                IdListError::Reversed { item, .. } => format!("the range {item} runs backwards"),
+                IdListError::EmptyList | IdListError::EmptyItem => ValueError::EmptyItem,
+                IdListError::NotANumber(n) | IdListError::TooLarge(n) => ValueError::NotANumber(n),
+                IdListError::Reversed { item, .. } => ValueError::Backwards(item),
             })?;
             // `A-` has no open end here: its missing side is not a number.
             let b = r
                 .last
-                .ok_or_else(|| format!("{:?} is not a whole number", ""))?;
+                .ok_or_else(|| ValueError::NotANumber(String::new()))?;
             match limit {
-                Some(limit) if b >= limit => Err(format!("{b} is not below {limit}")),
+                Some(limit) if b >= limit => Err(ValueError::NotBelow { index: b, limit }),
                 _ => Ok(r.first..=b),
             }
         })
@@ -218,7 +217,7 @@ fn parse_ranges(s: &str, limit: Option<u32>) -> Result<Vec<RangeInclusive<u32>>,
 }
 
 /// `KTRACE_WARPS`: `all` or a list of warp indices and ranges.
-pub fn parse_warps(s: &str) -> Result<WarpSampling, String> {
+pub fn parse_warps(s: &str) -> Result<WarpSampling, ValueError> {
     if s.eq_ignore_ascii_case("all") {
         return Ok(WarpSampling::All);
     }
@@ -227,9 +226,9 @@ pub fn parse_warps(s: &str) -> Result<WarpSampling, String> {
 }
 
 /// `KTRACE_BLOCKS`: `all`, `first:N`, `stride:N` or `stride:N,max:M`.
-pub fn parse_blocks(s: &str) -> Result<BlockSampling, String> {
+pub fn parse_blocks(s: &str) -> Result<BlockSampling, ValueError> {
     let positive = |v: &str| match number(v)? {
-        0 => Err("0 selects no block; use at least 1".to_string()),
+        0 => Err(ValueError::NoBlock),
         n => Ok(n),
     };
     let lower = s.to_ascii_lowercase();
@@ -240,7 +239,7 @@ pub fn parse_blocks(s: &str) -> Result<BlockSampling, String> {
         return Ok(BlockSampling::First(positive(n)?));
     }
     let Some(rest) = lower.strip_prefix("stride:") else {
-        return Err(format!("{s:?} is none of the forms"));
+        return Err(ValueError::NoForm(s.to_string()));
     };
     match rest.split_once(',') {
         None => Ok(BlockSampling::Stride(positive(rest)?)),
@@ -248,7 +247,7 @@ pub fn parse_blocks(s: &str) -> Result<BlockSampling, String> {
             let max = max
                 .trim()
                 .strip_prefix("max:")
-                .ok_or_else(|| format!("{:?} after the comma is not `max:M`", max.trim()))?;
+                .ok_or_else(|| ValueError::NotMax(max.trim().to_string()))?;
             Ok(BlockSampling::StrideMax {
                 stride: positive(stride)?,
                 max: positive(max)?,
@@ -258,19 +257,19 @@ pub fn parse_blocks(s: &str) -> Result<BlockSampling, String> {
 }
 
 /// `KTRACE_BUDGET_MB`: a whole number of MiB, at least 1, in bytes.
-pub fn parse_budget_mb(s: &str) -> Result<u64, String> {
+pub fn parse_budget_mb(s: &str) -> Result<u64, ValueError> {
     let mb: u64 = s
         .parse()
-        .map_err(|_| format!("{s:?} is not a whole number"))?;
+        .map_err(|_| ValueError::NotANumber(s.to_string()))?;
     if mb == 0 {
-        return Err("0 MiB holds no trace; unset KTRACE to trace nothing".into());
+        return Err(ValueError::NoBudget);
     }
     mb.checked_mul(1 << 20)
-        .ok_or_else(|| format!("{mb} MiB is more bytes than 64 bits count"))
+        .ok_or(ValueError::BudgetTooLarge(mb))
 }
 
 /// `KTRACE_LAUNCHES`: `all` or a list of launch indices and ranges.
-pub fn parse_launches(s: &str) -> Result<LaunchSelection, String> {
+pub fn parse_launches(s: &str) -> Result<LaunchSelection, ValueError> {
     if s.eq_ignore_ascii_case("all") {
         return Ok(LaunchSelection::All);
     }
@@ -372,30 +371,72 @@ mod tests {
         assert!(CAP_FORMS.contains(&MAX_CAP.to_string()));
     }
 
+    /// The message of a parser's error, as [`Error::Env`] prints it.
+    fn text<T>(r: Result<T, ValueError>) -> Result<T, String> {
+        r.map_err(|e| e.to_string())
+    }
+
     #[test]
     fn index_lists_take_no_open_end_and_fail_on_their_first_bad_item() {
-        assert_eq!(parse_warps("4-"), Err("\"\" is not a whole number".into()));
         assert_eq!(
-            parse_launches("-3"),
+            text(parse_warps("4-")),
             Err("\"\" is not a whole number".into())
         );
-        assert_eq!(parse_warps("40,7-4"), Err("40 is not below 32".into()));
         assert_eq!(
-            parse_warps("1, 7 - 4,40"),
+            text(parse_launches("-3")),
+            Err("\"\" is not a whole number".into())
+        );
+        assert_eq!(
+            text(parse_warps("40,7-4")),
+            Err("40 is not below 32".into())
+        );
+        assert_eq!(
+            text(parse_warps("1, 7 - 4,40")),
             Err("the range 7 - 4 runs backwards".into())
         );
         assert_eq!(
-            parse_launches("4294967296"),
+            text(parse_launches("4294967296")),
             Err("\"4294967296\" is not a whole number".into())
         );
-        assert_eq!(parse_launches(""), Err("an empty item in the list".into()));
         assert_eq!(
-            parse_launches("1, ,2"),
+            text(parse_launches("")),
+            Err("an empty item in the list".into())
+        );
+        assert_eq!(
+            text(parse_launches("1, ,2")),
             Err("an empty item in the list".into())
         );
         assert_eq!(
             parse_launches("0-4294967295").map(|l| l.contains(u32::MAX)),
             Ok(true)
+        );
+    }
+
+    #[test]
+    fn each_problem_is_a_typed_value_error() {
+        assert_eq!(
+            parse_warps("40"),
+            Err(ValueError::NotBelow {
+                index: 40,
+                limit: 32
+            })
+        );
+        assert_eq!(parse_cap("100"), Err(ValueError::NotAPowerOfTwo(100)));
+        assert_eq!(parse_blocks("first:0"), Err(ValueError::NoBlock));
+        assert_eq!(parse_budget_mb("0"), Err(ValueError::NoBudget));
+        assert_eq!(
+            parse_budget_mb("18446744073709551615"),
+            Err(ValueError::BudgetTooLarge(u64::MAX))
+        );
+        // Read from the environment, the same problem is the `Env` error's.
+        let e = env(&[("KTRACE_BLOCKS", "stride:4,8")]).unwrap_err();
+        assert!(
+            matches!(&e, Error::Env { problem: ValueError::NotMax(m), .. } if m == "8"),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("KTRACE_BLOCKS=\"stride:4,8\": \"8\" after the comma is not `max:M`; accepted: {BLOCKS_FORMS}")
         );
     }
 

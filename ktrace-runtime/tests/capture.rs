@@ -267,5 +267,10 @@ fn messages_carry_their_cause_once_and_no_prefix() {
     let text = e.to_string();
     assert!(!text.starts_with("ktrace:"), "{text}");
     assert_eq!(text.matches("No such file").count(), 1, "{text}");
-    assert!(std::error::Error::source(&e).is_none());
+    // The cause is reachable for inspection; the message already ends with
+    // it, so a reporter prints the message alone.
+    let cause = std::error::Error::source(&e).expect("the io error");
+    let io = cause.downcast_ref::<std::io::Error>().expect("an io error");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    assert!(text.ends_with(&format!(": {io}")), "{text}");
 }
