@@ -23,7 +23,7 @@ use cudarc::driver::sys;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use ktrace_examples::ping_pong::{quantile, rounds, Round};
 use ktrace_examples::{announce, fail, kernels, REGIONS};
-use ktrace_runtime::timeline::{place, Axis};
+use ktrace_runtime::timeline::{place, Axis, Placement};
 use ktrace_runtime::{
     export::perfetto::HostClocks, export::perfetto::PerfettoOptions, export::TimelineLaunch,
     export_perfetto, Capture, ExportOptions, KtraceArg, TraceConfig, TraceSession,
@@ -307,6 +307,34 @@ fn probe(
 }
 
 fn report(c0: &Capture, c1: &Capture) -> Result<(), Box<dyn std::error::Error>> {
+    print_clock_syncs(c0, c1);
+    let placement = place(&[("GPU 0", c0), ("GPU 1", c1)])?;
+    if placement.axis != Axis::HostRealtime {
+        fail("the captures have no clock syncs");
+    }
+    write_merged_timeline(c0, c1, &placement)?;
+    let fixed = rounds(c0, c1, &placement, true)?;
+    let raw = rounds(c0, c1, &placement, false)?;
+    let (all_skew, violations) = print_skew_table(&fixed, &raw);
+    let abs: Vec<f64> = all_skew.iter().map(|s| s.abs()).collect();
+    let (mut s, mut abs) = (all_skew, abs);
+    println!(
+        "corrected: {} rounds, skew median {} ns, |skew| p99 {} ns, max {} ns; order violations: {} raw, {} corrected",
+        s.len(),
+        ns(quantile(&mut s, 0.5)),
+        ns(quantile(&mut abs, 0.99)),
+        ns(quantile(&mut abs, 1.0)),
+        violations.0,
+        violations.1
+    );
+    if violations.1 > 0 {
+        fail("the merged timeline shows a flag seen before it was sent");
+    }
+    Ok(())
+}
+
+/// One line per GPU on its clock syncs: host round trips and offsets.
+fn print_clock_syncs(c0: &Capture, c1: &Capture) {
     for (c, name) in [(c0, "GPU 0"), (c1, "GPU 1")] {
         let mut rtt: Vec<f64> = c
             .clock_syncs
@@ -326,12 +354,15 @@ fn report(c0: &Capture, c1: &Capture) -> Result<(), Box<dyn std::error::Error>> 
             offsets.last().copied().unwrap_or(0) as f64 / 1e3,
         );
     }
-    let placement = place(&[("GPU 0", c0), ("GPU 1", c1)])?;
-    if placement.axis != Axis::HostRealtime {
-        fail("the captures have no clock syncs");
-    }
-    // Both GPUs on one timeline, as `ktrace merge` writes it.
-    let launches = TimelineLaunch::placed([c0, c1], &placement);
+}
+
+/// Both GPUs on one timeline, as `ktrace merge` writes it.
+fn write_merged_timeline(
+    c0: &Capture,
+    c1: &Capture,
+    placement: &Placement,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let launches = TimelineLaunch::placed([c0, c1], placement);
     let perfetto = PerfettoOptions {
         host_clocks: HostClocks::from_syncs(c0.clock_syncs.iter().chain(&c1.clock_syncs)),
         args: false,
@@ -344,8 +375,12 @@ fn report(c0: &Capture, c1: &Capture) -> Result<(), Box<dyn std::error::Error>> 
         &mut |_| {},
     )?;
     println!("both GPUs on one timeline -> two_gpus.pftrace");
-    let fixed = rounds(c0, c1, &placement, true)?;
-    let raw = rounds(c0, c1, &placement, false)?;
+    Ok(())
+}
+
+/// Prints the skew of some launches' rounds, corrected and raw; returns
+/// every corrected skew and the order violations (raw, corrected).
+fn print_skew_table(fixed: &[Vec<Round>], raw: &[Vec<Round>]) -> (Vec<f64>, (usize, usize)) {
     let t0 = fixed
         .first()
         .and_then(|l| l.first())
@@ -354,7 +389,7 @@ fn report(c0: &Capture, c1: &Capture) -> Result<(), Box<dyn std::error::Error>> 
     let mut all_skew = Vec::new();
     let mut violations = (0usize, 0usize);
     let n = fixed.len();
-    for (l, (f, r)) in fixed.iter().zip(&raw).enumerate() {
+    for (l, (f, r)) in fixed.iter().zip(raw).enumerate() {
         let skew = |v: &[Round]| v.iter().map(|r| r.skew() as f64).collect::<Vec<f64>>();
         let (mut fs, mut rs) = (skew(f), skew(r));
         all_skew.extend_from_slice(&fs);
@@ -379,19 +414,5 @@ fn report(c0: &Capture, c1: &Capture) -> Result<(), Box<dyn std::error::Error>> 
             );
         }
     }
-    let abs: Vec<f64> = all_skew.iter().map(|s| s.abs()).collect();
-    let (mut s, mut abs) = (all_skew, abs);
-    println!(
-        "corrected: {} rounds, skew median {} ns, |skew| p99 {} ns, max {} ns; order violations: {} raw, {} corrected",
-        s.len(),
-        ns(quantile(&mut s, 0.5)),
-        ns(quantile(&mut abs, 0.99)),
-        ns(quantile(&mut abs, 1.0)),
-        violations.0,
-        violations.1
-    );
-    if violations.1 > 0 {
-        fail("the merged timeline shows a flag seen before it was sent");
-    }
-    Ok(())
+    (all_skew, violations)
 }

@@ -505,23 +505,57 @@ pub fn export(data: &[u8]) {
     decode_and_export(&launch, &device, &export_regions(), &opts);
 }
 
+/// A seed input: (target, file name, bytes).
+type Seed = (&'static str, String, Vec<u8>);
+
 /// Seed inputs for each target: (target, file name, bytes). The corpus
 /// replay test writes them to `fuzz/corpus/<target>/` when asked
 /// (`KTRACE_WRITE_SEEDS=1`) and always runs them.
 pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let mut out = Vec::new();
+    capture_parse_seeds(&mut out);
+    decode_seeds(&mut out);
+    export_seeds(&mut out);
+    out
+}
 
-    // capture_parse: the sample capture (as is, it is the fixture
-    // tests/data/sample_v1.ktrace, which the corpus holds) with other
-    // options, a sampled launch, no launch, headers that lie about their
-    // sizes and a truncated file.
+/// `capture` as its file holds it.
+fn written(capture: &Capture) -> Vec<u8> {
+    let mut b = Vec::new();
+    capture.write_to(&mut b).expect("writes");
+    b
+}
+
+/// capture_parse: the sample capture (as is, it is the fixture
+/// tests/data/sample_v1.ktrace, which the corpus holds) with other
+/// options, a sampled launch, no launch, headers that lie about their
+/// sizes and a truncated file.
+fn capture_parse_seeds(out: &mut Vec<Seed>) {
     let sample = synth::sample_capture();
-    let mut bytes = Vec::new();
-    sample.write_to(&mut bytes).expect("writes");
+    let bytes = written(&sample);
     let mut opts = bytes.clone();
     opts[24] = 0b1111_0111;
     opts[28] = 3;
     out.push(("capture_parse", "seed-sample-options".into(), opts));
+    sampled_capture_seeds(out, &sample);
+    let launch_at = length_lie_seeds(out, &sample, &bytes);
+    let b = written(&v2_capture(&sample));
+    out.push(("capture_parse", "seed-v2-syncs-kernels".into(), b));
+    let mut lie = bytes.clone();
+    for (off, v) in [(4, u32::MAX), (8, u32::MAX), (12, 2)] {
+        lie[launch_at + off..launch_at + off + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    out.push(("capture_parse", "seed-lie-grid".into(), lie));
+    out.push((
+        "capture_parse",
+        "seed-truncated".into(),
+        bytes[..bytes.len() / 2].to_vec(),
+    ));
+}
+
+/// A sampled launch with the sample's device, the same with no launch and
+/// no device name, and that with a huge device name.
+fn sampled_capture_seeds(out: &mut Vec<Seed>, sample: &Capture) {
     // Written as the sample's launches are: layout version 1.
     let mut sampled = Capture {
         device: sample.device.clone(),
@@ -532,37 +566,44 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         }],
         clock_syncs: Vec::new(),
     };
-    let mut b = Vec::new();
-    sampled.write_to(&mut b).expect("writes");
-    out.push(("capture_parse", "seed-sampled".into(), b));
+    out.push(("capture_parse", "seed-sampled".into(), written(&sampled)));
     sampled.launches.clear();
     sampled.device.name.clear();
-    let mut b = Vec::new();
-    sampled.write_to(&mut b).expect("writes");
+    let b = written(&sampled);
     out.push(("capture_parse", "seed-no-launch".into(), b.clone()));
     // Lies: a huge device name, region count, launch count and raw length.
     let mut lie = b.clone();
     lie[32..36].copy_from_slice(&4096u32.to_le_bytes());
     out.push(("capture_parse", "seed-lie-name".into(), lie));
-    let mut lie = bytes.clone();
+}
+
+/// The sample (written as `bytes`) with a huge launch count, region count,
+/// raw length and stored length; returns where its first launch header
+/// starts.
+fn length_lie_seeds(out: &mut Vec<Seed>, sample: &Capture, bytes: &[u8]) -> usize {
+    let mut lie = bytes.to_vec();
     lie[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
     out.push(("capture_parse", "seed-lie-launches".into(), lie));
     let name_len = u32::from_le_bytes([bytes[32], bytes[33], bytes[34], bytes[35]]) as usize;
-    let mut lie = bytes.clone();
+    let mut lie = bytes.to_vec();
     lie[36 + name_len..40 + name_len].copy_from_slice(&65536u32.to_le_bytes());
     out.push(("capture_parse", "seed-lie-regions".into(), lie));
     // The first launch header starts after the header, name, regions, the
     // device identity (24 bytes) and the clock syncs (none: 4 bytes).
     let regions_len: usize = sample.regions.iter().map(|(_, n)| 4 + n.len()).sum();
     let launch_at = 40 + name_len + regions_len + 28;
-    let mut lie = bytes.clone();
+    let mut lie = bytes.to_vec();
     lie[launch_at + 48..launch_at + 56].copy_from_slice(&u64::MAX.to_le_bytes());
     out.push(("capture_parse", "seed-lie-raw-len".into(), lie));
-    let mut lie = bytes.clone();
+    let mut lie = bytes.to_vec();
     lie[launch_at + 56..launch_at + 64].copy_from_slice(&u64::MAX.to_le_bytes());
     out.push(("capture_parse", "seed-lie-stored-len".into(), lie));
-    // Everything format version 2 adds: identity, clock syncs, kernel
-    // names, host spans.
+    launch_at
+}
+
+/// The sample with everything format version 2 adds: identity, clock
+/// syncs, kernel names, host spans.
+fn v2_capture(sample: &Capture) -> Capture {
     let mut full = sample.clone();
     full.device.ordinal = Some(0);
     full.device.uuid = Some([7; 16]);
@@ -579,21 +620,11 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
             complete_ns: 1_700_000_000_000_990_000,
         });
     }
-    let mut b = Vec::new();
-    full.write_to(&mut b).expect("writes");
-    out.push(("capture_parse", "seed-v2-syncs-kernels".into(), b));
-    let mut lie = bytes.clone();
-    for (off, v) in [(4, u32::MAX), (8, u32::MAX), (12, 2)] {
-        lie[launch_at + off..launch_at + off + 4].copy_from_slice(&v.to_le_bytes());
-    }
-    out.push(("capture_parse", "seed-lie-grid".into(), lie));
-    out.push((
-        "capture_parse",
-        "seed-truncated".into(),
-        bytes[..bytes.len() / 2].to_vec(),
-    ));
+    full
+}
 
-    // decode: bounded shapes with the sample's buffers and a raw shape.
+/// decode: bounded shapes with the sample's buffers and a raw shape.
+fn decode_seeds(out: &mut Vec<Seed>) {
     for (i, l) in [synth::sample_launch(0, 0), sampled_launch()]
         .iter()
         .enumerate()
@@ -621,8 +652,10 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         d.extend_from_slice(&l.raw[..100]);
         d
     }));
+}
 
-    // export: each base with no flips and with a few.
+/// export: each base with no flips and with a few.
+fn export_seeds(out: &mut Vec<Seed>) {
     for i in 0..export_bases().len() as u8 {
         out.push(("export", format!("seed-base-{i}"), vec![i, 0, 1]));
         out.push((
@@ -631,7 +664,6 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
             vec![i, 0b0110_0111, 3, 48, 0, 0xff, 24, 0, 0x01, 0x60, 1, 0x80],
         ));
     }
-    out
 }
 
 /// A `decode` input with every shape field given (mode bit 7) and `l`'s

@@ -174,8 +174,9 @@ impl Diagnostic {
     }
 }
 
-impl fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Diagnostic {
+    /// Events lost, unmatched or of an unknown type.
+    fn describe_events(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Diagnostic::Dropped {
                 warp,
@@ -231,6 +232,13 @@ impl fmt::Display for Diagnostic {
                 "{warp}: {count} event(s) of unknown type {kind} skipped; the buffer comes from \
                  another ktrace version or is corrupt: decode it with the ktrace that recorded it"
             ),
+            _ => unreachable!("fmt sends only event diagnostics here"),
+        }
+    }
+
+    /// Clocks and times: rates, wraps and anchors.
+    fn describe_clock(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             Diagnostic::ClockRateOutlier {
                 warp,
                 slot_mhz,
@@ -245,16 +253,6 @@ impl fmt::Display for Diagnostic {
                 f,
                 "{warp}: events run past the flush clock: two events more than 2^32 cycles \
                  apart? times after such a gap are wrong; record with time anchors"
-            ),
-            Diagnostic::SlotMismatch {
-                slot,
-                expected,
-                found,
-            } => write!(
-                f,
-                "slot {slot} should hold block {} warp {} but holds {found}; was the kernel \
-                 launched with this session's grid, block and sampling?",
-                expected.0, expected.1
             ),
             Diagnostic::NoClockCalibration { assumed_khz } => write!(
                 f,
@@ -283,6 +281,23 @@ impl fmt::Display for Diagnostic {
                  follow one mean clock rate and may be off by microseconds if the clock moved",
                 *span_ns as f64 / 1e6
             ),
+            _ => unreachable!("fmt sends only clock diagnostics here"),
+        }
+    }
+
+    /// The buffer's slots and the region table.
+    fn describe_layout(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Diagnostic::SlotMismatch {
+                slot,
+                expected,
+                found,
+            } => write!(
+                f,
+                "slot {slot} should hold block {} warp {} but holds {found}; was the kernel \
+                 launched with this session's grid, block and sampling?",
+                expected.0, expected.1
+            ),
             Diagnostic::UnknownRegion { region } => {
                 write!(
                     f,
@@ -290,6 +305,29 @@ impl fmt::Display for Diagnostic {
                      {region}\"; the table does not match the kernel: rebuild, or export the \
                      capture the run wrote"
                 )
+            }
+            _ => unreachable!("fmt sends only slot and region table diagnostics here"),
+        }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Diagnostic::Dropped { .. }
+            | Diagnostic::NeverFlushed { .. }
+            | Diagnostic::UnmatchedBegin { .. }
+            | Diagnostic::UnmatchedEnd { .. }
+            | Diagnostic::UnknownEventType { .. } => self.describe_events(f),
+            Diagnostic::ClockRateOutlier { .. }
+            | Diagnostic::ClockInconsistent { .. }
+            | Diagnostic::NoClockCalibration { .. }
+            | Diagnostic::AnchorsRejected { .. }
+            | Diagnostic::ClockWrapPlaced { .. }
+            | Diagnostic::ClockWrapUnplaced { .. }
+            | Diagnostic::NoAnchors { .. } => self.describe_clock(f),
+            Diagnostic::SlotMismatch { .. } | Diagnostic::UnknownRegion { .. } => {
+                self.describe_layout(f)
             }
         }
     }

@@ -254,26 +254,62 @@ pub fn analyze(launch: &DecodedLaunch, regions: &Regions, opts: &AnalysisOptions
         t0,
         t1,
     };
+    let used_names = used_region_names(&views, regions);
+    let wait_regions = wait_regions(&used_names, &opts.wait);
+    let mut notes = unmatched_pattern_notes(&used_names, &opts.wait);
+    notes.extend(lost_event_notes(&launch.warps));
+    let (imbalance, imbalance_notes) = imbalance::imbalance(&views, &ctx);
+    notes.extend(imbalance_notes);
+    Analysis {
+        schema: SCHEMA.into(),
+        launch: launch.shape.launch,
+        kernel: String::new(),
+        grid: launch.shape.grid,
+        block: launch.shape.block,
+        warps_traced: views.len() as u64,
+        warps_with_events: views.iter().filter(|v| v.first.is_some()).count() as u64,
+        blocks_with_events: blocks_with_events(&views),
+        kernel_time_ns: ns(t1 - t0),
+        active_window: opts.active,
+        wait_patterns: opts.wait.patterns().to_vec(),
+        wait_regions,
+        roles: roles::roles(&views, &ctx),
+        imbalance,
+        busy: busy::busy(&views, &ctx),
+        notes,
+    }
+}
+
+/// The names of the regions with spans in the launch, by region id.
+fn used_region_names(views: &[WarpView], regions: &Regions) -> Vec<String> {
     let mut used: Vec<u16> = views
         .iter()
         .flat_map(|v| v.regions.iter().map(|r| r.id))
         .collect();
     used.sort_unstable();
     used.dedup();
-    let used_names: Vec<String> = used
-        .iter()
+    used.iter()
         .map(|&id| regions.name(id).into_owned())
-        .collect();
+        .collect()
+}
+
+/// The names among `used_names` that the wait patterns match, in name
+/// order.
+fn wait_regions(used_names: &[String], wait: &WaitPatterns) -> Vec<String> {
     let mut wait_regions: Vec<String> = used_names
         .iter()
-        .filter(|n| opts.wait.matches(n))
+        .filter(|n| wait.matches(n))
         .cloned()
         .collect();
     wait_regions.sort();
     wait_regions.dedup();
+    wait_regions
+}
 
+/// One note per wait pattern that matches none of `used_names`.
+fn unmatched_pattern_notes(used_names: &[String], wait: &WaitPatterns) -> Vec<String> {
     let mut notes = Vec::new();
-    for p in opts.wait.patterns() {
+    for p in wait.patterns() {
         if !used_names.iter().any(|n| NamePattern::new(p).matches(n)) {
             notes.push(format!(
                 "wait pattern {p:?} matches no region with spans in this launch: no time counts \
@@ -281,14 +317,21 @@ pub fn analyze(launch: &DecodedLaunch, regions: &Regions, opts: &AnalysisOptions
             ));
         }
     }
-    let never = launch.warps.iter().filter(|w| !w.flushed).count();
+    notes
+}
+
+/// Notes on warps whose active time is cut: those that never flushed, lost
+/// events to ring overflow, or have begins or ends without a partner.
+fn lost_event_notes(warp_traces: &[WarpTrace]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let never = warp_traces.iter().filter(|w| !w.flushed).count();
     if never > 0 {
         notes.push(format!(
             "{} never flushed: later events are lost, so active time ends early",
             warps(never)
         ));
     }
-    let dropped = launch.warps.iter().filter(|w| w.dropped > 0).count();
+    let dropped = warp_traces.iter().filter(|w| w.dropped > 0).count();
     if dropped > 0 {
         notes.push(format!(
             "{} lost the oldest events to ring overflow: the first spans and the start \
@@ -296,8 +339,7 @@ pub fn analyze(launch: &DecodedLaunch, regions: &Regions, opts: &AnalysisOptions
             warps(dropped)
         ));
     }
-    let unmatched = launch
-        .warps
+    let unmatched = warp_traces
         .iter()
         .filter(|w| {
             w.diagnostics.iter().any(|d| {
@@ -316,7 +358,11 @@ pub fn analyze(launch: &DecodedLaunch, regions: &Regions, opts: &AnalysisOptions
             warps(unmatched)
         ));
     }
+    notes
+}
 
+/// How many blocks have a warp with at least one event.
+fn blocks_with_events(views: &[WarpView]) -> u64 {
     let mut blocks: Vec<u32> = views
         .iter()
         .filter(|v| v.first.is_some())
@@ -324,27 +370,7 @@ pub fn analyze(launch: &DecodedLaunch, regions: &Regions, opts: &AnalysisOptions
         .collect();
     blocks.sort_unstable();
     blocks.dedup();
-
-    let (imbalance, imbalance_notes) = imbalance::imbalance(&views, &ctx);
-    notes.extend(imbalance_notes);
-    Analysis {
-        schema: SCHEMA.into(),
-        launch: launch.shape.launch,
-        kernel: String::new(),
-        grid: launch.shape.grid,
-        block: launch.shape.block,
-        warps_traced: views.len() as u64,
-        warps_with_events: views.iter().filter(|v| v.first.is_some()).count() as u64,
-        blocks_with_events: blocks.len() as u64,
-        kernel_time_ns: ns(t1 - t0),
-        active_window: opts.active,
-        wait_patterns: opts.wait.patterns().to_vec(),
-        wait_regions,
-        roles: roles::roles(&views, &ctx),
-        imbalance,
-        busy: busy::busy(&views, &ctx),
-        notes,
-    }
+    blocks.len() as u64
 }
 
 /// Decodes a captured launch (as the exporters do for `device`) and

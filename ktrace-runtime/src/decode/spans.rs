@@ -13,33 +13,61 @@ pub(super) fn match_spans(
     id: WarpId,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Span> {
-    // Each begin adds a span to `spans` (so spans are in begin order, that
-    // is by start time) whose end is filled in by the matching end. Per
-    // region, the open spans form a stack (nested and repeated regions),
-    // linked through `below`.
-    const NONE: u32 = u32::MAX;
-    // (region, top of its stack of open spans, depth)
-    let mut open: Vec<(u16, u32, u32)> = Vec::new();
-    let mut unmatched_end: Vec<(u16, u32)> = Vec::new();
-    let mut spans: Vec<Span> = Vec::with_capacity(events.len() / 2);
-    let mut below: Vec<u32> = Vec::with_capacity(events.len() / 2);
+    let mut matcher = Matcher::new(events.len());
     for e in events {
-        if e.kind == EventKind::Mark {
-            continue;
+        if e.kind != EventKind::Mark {
+            matcher.add(e);
         }
-        let idx = match open.iter().position(|o| o.0 == e.region) {
+    }
+    matcher.report_unmatched_ends(id, diags);
+    matcher.drop_open_begins(id, diags);
+    let mut spans = matcher.spans;
+    sort_outer_first(&mut spans);
+    spans
+}
+
+/// No span: the bottom of a region's stack.
+const NONE: u32 = u32::MAX;
+
+/// Begins and ends matched so far. Each begin adds a span to `spans` (so
+/// spans are in begin order, that is by start time) whose end is filled in
+/// by the matching end. Per region, the open spans form a stack (nested and
+/// repeated regions), linked through `below`.
+struct Matcher {
+    /// (region, top of its stack of open spans, depth)
+    open: Vec<(u16, u32, u32)>,
+    /// (region, ends without a begin)
+    unmatched_end: Vec<(u16, u32)>,
+    spans: Vec<Span>,
+    /// Per span, the open span of its region below it.
+    below: Vec<u32>,
+}
+
+impl Matcher {
+    fn new(events: usize) -> Self {
+        Matcher {
+            open: Vec::new(),
+            unmatched_end: Vec::new(),
+            spans: Vec::with_capacity(events / 2),
+            below: Vec::with_capacity(events / 2),
+        }
+    }
+
+    /// Adds a begin or an end.
+    fn add(&mut self, e: &TimedEvent) {
+        let idx = match self.open.iter().position(|o| o.0 == e.region) {
             Some(i) => i,
             None => {
-                open.push((e.region, NONE, 0));
-                open.len() - 1
+                self.open.push((e.region, NONE, 0));
+                self.open.len() - 1
             }
         };
-        let o = &mut open[idx];
+        let o = &mut self.open[idx];
         if e.kind == EventKind::Begin {
-            below.push(o.1);
-            o.1 = spans.len() as u32;
+            self.below.push(o.1);
+            o.1 = self.spans.len() as u32;
             o.2 += 1;
-            spans.push(Span {
+            self.spans.push(Span {
                 region: e.region,
                 start_ps: e.t_ps,
                 end_ps: e.t_ps,
@@ -48,52 +76,65 @@ pub(super) fn match_spans(
             });
         } else if o.1 != NONE {
             let top = o.1 as usize;
-            spans[top].end_ps = e.t_ps;
-            spans[top].end_value = e.value;
-            o.1 = below[top];
+            self.spans[top].end_ps = e.t_ps;
+            self.spans[top].end_value = e.value;
+            o.1 = self.below[top];
             o.2 -= 1;
         } else {
-            match unmatched_end.iter_mut().find(|(r, _)| *r == e.region) {
+            match self.unmatched_end.iter_mut().find(|(r, _)| *r == e.region) {
                 Some(u) => u.1 += 1,
-                None => unmatched_end.push((e.region, 1)),
+                None => self.unmatched_end.push((e.region, 1)),
             }
         }
     }
-    unmatched_end.sort_unstable();
-    for (region, count) in unmatched_end {
-        diags.push(Diagnostic::UnmatchedEnd {
-            warp: id,
-            region,
-            count,
-        });
-    }
-    open.sort_unstable_by_key(|o| o.0);
-    let mut keep: Vec<bool> = Vec::new();
-    for &(region, top, depth) in &open {
-        if depth > 0 {
-            diags.push(Diagnostic::UnmatchedBegin {
+
+    /// One [`Diagnostic::UnmatchedEnd`] per region with ends without a
+    /// begin, by region id.
+    fn report_unmatched_ends(&mut self, id: WarpId, diags: &mut Vec<Diagnostic>) {
+        self.unmatched_end.sort_unstable();
+        for &(region, count) in &self.unmatched_end {
+            diags.push(Diagnostic::UnmatchedEnd {
                 warp: id,
                 region,
-                count: depth,
+                count,
             });
-            // Begins still open have no span.
-            keep.resize(spans.len(), true);
-            let mut t = top;
-            while t != NONE {
-                keep[t as usize] = false;
-                t = below[t as usize];
-            }
         }
     }
-    if !keep.is_empty() {
-        let mut k = keep.iter();
-        spans.retain(|_| k.next().copied().unwrap_or(true));
+
+    /// Removes the spans of begins still open, with one
+    /// [`Diagnostic::UnmatchedBegin`] per region that has any, by region id.
+    fn drop_open_begins(&mut self, id: WarpId, diags: &mut Vec<Diagnostic>) {
+        self.open.sort_unstable_by_key(|o| o.0);
+        let mut keep: Vec<bool> = Vec::new();
+        for &(region, top, depth) in &self.open {
+            if depth > 0 {
+                diags.push(Diagnostic::UnmatchedBegin {
+                    warp: id,
+                    region,
+                    count: depth,
+                });
+                // Begins still open have no span.
+                keep.resize(self.spans.len(), true);
+                let mut t = top;
+                while t != NONE {
+                    keep[t as usize] = false;
+                    t = self.below[t as usize];
+                }
+            }
+        }
+        if !keep.is_empty() {
+            let mut k = keep.iter();
+            self.spans.retain(|_| k.next().copied().unwrap_or(true));
+        }
     }
-    // Outer spans before inner ones that start at the same time. Spans with
-    // equal keys are equal, so any sort gives the same order.
+}
+
+/// Sorts spans by start time, outer spans before inner ones that start at
+/// the same time (nothing to do when they already are). Spans with equal
+/// keys are equal, so any sort gives the same order.
+fn sort_outer_first(spans: &mut [Span]) {
     let key = |s: &Span| (s.start_ps, std::cmp::Reverse(s.end_ps), s.region);
     if !spans.windows(2).all(|w| key(&w[0]) <= key(&w[1])) {
         spans.sort_by_key(key);
     }
-    spans
 }

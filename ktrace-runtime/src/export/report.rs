@@ -31,11 +31,12 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::collect::LaunchCollector;
-use super::summary::{ClockSummary, RegionStats, SummaryOptions};
+use super::summary::{ClockSummary, RegionStats, Summary, SummaryOptions};
 use super::ExportOptions;
-use crate::decode::Decoder;
+use crate::decode::{Decoder, WarpTrace};
+use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
-use crate::fill::ring_fill;
+use crate::fill::{ring_fill, RingFill};
 use crate::format::capture::{DeviceInfo, LaunchCapture};
 use crate::format::regions::Regions;
 use crate::output::write_atomic;
@@ -221,6 +222,206 @@ fn ns_from(t0: i64, t: i64) -> i64 {
     (i128::from(t) - i128::from(t0) + 500).div_euclid(1000) as i64
 }
 
+/// What the report takes from the decoded warps while the launch's first
+/// event is not yet known: spans and marks in ps, per lane, and per region
+/// the duration sums per (block, warp) and (SM, warp).
+struct Gathered {
+    /// The lanes' columns, all but the spans and marks.
+    lanes: Lanes,
+    /// `(region, start_ps, end_ps)` of each lane's spans.
+    raw_spans: Vec<Vec<(u16, i64, i64)>>,
+    /// `(region, t_ps)` of each lane's marks.
+    raw_marks: Vec<Vec<(u16, i64)>>,
+    by_block: BTreeMap<u16, Cells>,
+    by_sm: BTreeMap<u16, Cells>,
+    /// The earliest first event of any warp, ps (`i64::MAX` while none).
+    t0: i64,
+    events: u64,
+    dropped: u64,
+}
+
+impl Gathered {
+    fn new() -> Self {
+        Gathered {
+            lanes: Lanes::default(),
+            raw_spans: Vec::new(),
+            raw_marks: Vec::new(),
+            by_block: BTreeMap::new(),
+            by_sm: BTreeMap::new(),
+            t0: i64::MAX,
+            events: 0,
+            dropped: 0,
+        }
+    }
+
+    /// Adds one warp as the next lane.
+    fn add_warp(&mut self, w: &WarpTrace) {
+        if let Some(e) = w.events.first() {
+            self.t0 = self.t0.min(e.t_ps);
+        }
+        self.events += w.events.len() as u64;
+        self.dropped += w.dropped;
+        self.lanes.block.push(w.id.block);
+        self.lanes.warp.push(w.id.warp);
+        self.lanes.sm.push(w.id.sm);
+        self.lanes.dropped.push(w.dropped);
+        self.add_cells(w);
+        self.raw_spans.push(
+            w.spans
+                .iter()
+                .map(|s| (s.region, s.start_ps, s.end_ps))
+                .collect(),
+        );
+        self.raw_marks
+            .push(w.marks().map(|e| (e.region, e.t_ps)).collect());
+        let value = |v: Option<u32>| v.map_or(-1, i64::from);
+        self.lanes.span_values.push(
+            w.spans
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.begin_value.is_some() || s.end_value.is_some())
+                .flat_map(|(i, s)| [i as i64, value(s.begin_value), value(s.end_value)])
+                .collect(),
+        );
+        self.lanes.mark_values.push(
+            w.marks()
+                .enumerate()
+                .filter_map(|(i, e)| Some([i as i64, i64::from(e.value?)]))
+                .flatten()
+                .collect(),
+        );
+    }
+
+    /// Adds the warp's span durations to its (block, warp) and (SM, warp)
+    /// cells.
+    fn add_cells(&mut self, w: &WarpTrace) {
+        for s in &w.spans {
+            let cell = |m: &mut BTreeMap<u16, Cells>, row: u32| {
+                let c = m
+                    .entry(s.region)
+                    .or_default()
+                    .entry((row, w.id.warp))
+                    .or_default();
+                c.0 += u128::from(s.dur_ps());
+                c.1 += 1;
+            };
+            cell(&mut self.by_block, w.id.block);
+            cell(&mut self.by_sm, u32::from(w.id.sm));
+        }
+    }
+
+    /// The launch's first event, ps (0 without events).
+    fn origin(&self) -> i64 {
+        if self.t0 == i64::MAX {
+            0
+        } else {
+            self.t0
+        }
+    }
+
+    /// Every region id a span or mark uses, by id.
+    fn region_ids(&self) -> Vec<u16> {
+        let mut ids: Vec<u16> = self
+            .raw_spans
+            .iter()
+            .flatten()
+            .map(|s| s.0)
+            .chain(self.raw_marks.iter().flatten().map(|m| m.0))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// Fills the lanes' spans and marks, in whole ns from `t0` and with
+    /// regions as indices into `index`; returns the counts of spans and
+    /// marks.
+    fn flatten_lanes(&mut self, t0: i64, index: &BTreeMap<u16, usize>) -> (u64, u64) {
+        let mut span_count = 0u64;
+        let mut mark_count = 0u64;
+        for spans in &self.raw_spans {
+            span_count += spans.len() as u64;
+            let mut flat = Vec::with_capacity(spans.len() * 3);
+            for &(r, start, end) in spans {
+                let (s, e) = (ns_from(t0, start), ns_from(t0, end));
+                flat.extend([index[&r] as i64, s, (e - s).max(0)]);
+            }
+            self.lanes.spans.push(flat);
+        }
+        for marks in &self.raw_marks {
+            mark_count += marks.len() as u64;
+            self.lanes.marks.push(
+                marks
+                    .iter()
+                    .flat_map(|&(r, t)| [index[&r] as i64, ns_from(t0, t)])
+                    .collect(),
+            );
+        }
+        (span_count, mark_count)
+    }
+
+    /// The statistics and heatmaps of each region of `summary` that has an
+    /// index.
+    fn region_reports(&self, summary: &Summary, index: &BTreeMap<u16, usize>) -> Vec<RegionReport> {
+        let empty = Cells::new();
+        summary
+            .regions
+            .iter()
+            .filter_map(|st| {
+                Some(RegionReport {
+                    region: *index.get(&st.region)?,
+                    stats: st.clone(),
+                    by_block: heatmap(self.by_block.get(&st.region).unwrap_or(&empty)),
+                    by_sm: heatmap(self.by_sm.get(&st.region).unwrap_or(&empty)),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The counts the header shows beside the launch's shape.
+struct HeaderCounts {
+    warps: usize,
+    events: u64,
+    spans: u64,
+    marks: u64,
+    dropped: u64,
+}
+
+/// The launch header, from the capture, the summary and the counts.
+fn report_header(
+    launch: &LaunchCapture,
+    device: &DeviceInfo,
+    summary: Summary,
+    diagnostics: &Diagnostics,
+    fill: &RingFill,
+    counts: HeaderCounts,
+) -> ReportHeader {
+    let s = &launch.shape;
+    ReportHeader {
+        title: launch.title(),
+        kernel: launch.kernel.clone(),
+        launch: s.launch,
+        device: device.label(),
+        sm_count: device.sm_count,
+        grid: s.grid,
+        block: s.block,
+        blocks: s.total_blocks(),
+        blocks_traced: s.blocks_traced,
+        warps_per_block: s.warps_per_block(),
+        warps_traced_per_block: s.warps_traced(),
+        warps: counts.warps,
+        kernel_time_us: summary.kernel_time,
+        events: counts.events,
+        spans: counts.spans,
+        marks: counts.marks,
+        dropped: counts.dropped,
+        ring_fill: fill.to_string(),
+        clock: summary.clock,
+        diagnostics: diagnostics.to_json(DIAGNOSTICS_IN_REPORT),
+    }
+}
+
 /// Decodes `launch` and gathers what its report shows.
 pub fn report_data(
     launch: &LaunchCapture,
@@ -237,135 +438,27 @@ pub fn report_data(
         ..SummaryOptions::default()
     };
     let mut collector = LaunchCollector::new(&dec, regions, summary_opts);
-
-    // Spans and marks in ps, per lane, until the launch's first event is
-    // known; per region, the duration sums per (block, warp) and (SM, warp).
-    let mut lanes = Lanes::default();
-    let mut raw_spans: Vec<Vec<(u16, i64, i64)>> = Vec::new();
-    let mut raw_marks: Vec<Vec<(u16, i64)>> = Vec::new();
-    let mut by_block: BTreeMap<u16, Cells> = BTreeMap::new();
-    let mut by_sm: BTreeMap<u16, Cells> = BTreeMap::new();
-    let (mut t0, mut events, mut dropped) = (i64::MAX, 0u64, 0u64);
+    let mut gathered = Gathered::new();
     for w in &decoded.warps {
         collector.add_warp(w);
-        if let Some(e) = w.events.first() {
-            t0 = t0.min(e.t_ps);
-        }
-        events += w.events.len() as u64;
-        dropped += w.dropped;
-        lanes.block.push(w.id.block);
-        lanes.warp.push(w.id.warp);
-        lanes.sm.push(w.id.sm);
-        lanes.dropped.push(w.dropped);
-        for s in &w.spans {
-            let cell = |m: &mut BTreeMap<u16, Cells>, row: u32| {
-                let c = m
-                    .entry(s.region)
-                    .or_default()
-                    .entry((row, w.id.warp))
-                    .or_default();
-                c.0 += u128::from(s.dur_ps());
-                c.1 += 1;
-            };
-            cell(&mut by_block, w.id.block);
-            cell(&mut by_sm, u32::from(w.id.sm));
-        }
-        raw_spans.push(
-            w.spans
-                .iter()
-                .map(|s| (s.region, s.start_ps, s.end_ps))
-                .collect(),
-        );
-        raw_marks.push(w.marks().map(|e| (e.region, e.t_ps)).collect());
-        let value = |v: Option<u32>| v.map_or(-1, i64::from);
-        lanes.span_values.push(
-            w.spans
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.begin_value.is_some() || s.end_value.is_some())
-                .flat_map(|(i, s)| [i as i64, value(s.begin_value), value(s.end_value)])
-                .collect(),
-        );
-        lanes.mark_values.push(
-            w.marks()
-                .enumerate()
-                .filter_map(|(i, e)| Some([i as i64, i64::from(e.value?)]))
-                .flatten()
-                .collect(),
-        );
+        gathered.add_warp(w);
     }
     let (summary, diagnostics) = collector.finish(Path::new(""));
-    let t0 = if t0 == i64::MAX { 0 } else { t0 };
+    let t0 = gathered.origin();
 
     // Interned names: every region id a span or mark uses, by id.
-    let mut ids: Vec<u16> = raw_spans
-        .iter()
-        .flatten()
-        .map(|s| s.0)
-        .chain(raw_marks.iter().flatten().map(|m| m.0))
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
+    let ids = gathered.region_ids();
     let index: BTreeMap<u16, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
-
-    let mut span_count = 0u64;
-    let mut mark_count = 0u64;
-    for spans in &raw_spans {
-        span_count += spans.len() as u64;
-        let mut flat = Vec::with_capacity(spans.len() * 3);
-        for &(r, start, end) in spans {
-            let (s, e) = (ns_from(t0, start), ns_from(t0, end));
-            flat.extend([index[&r] as i64, s, (e - s).max(0)]);
-        }
-        lanes.spans.push(flat);
-    }
-    for marks in &raw_marks {
-        mark_count += marks.len() as u64;
-        lanes.marks.push(
-            marks
-                .iter()
-                .flat_map(|&(r, t)| [index[&r] as i64, ns_from(t0, t)])
-                .collect(),
-        );
-    }
-
-    let empty = Cells::new();
-    let stats = summary
-        .regions
-        .iter()
-        .filter_map(|st| {
-            Some(RegionReport {
-                region: *index.get(&st.region)?,
-                stats: st.clone(),
-                by_block: heatmap(by_block.get(&st.region).unwrap_or(&empty)),
-                by_sm: heatmap(by_sm.get(&st.region).unwrap_or(&empty)),
-            })
-        })
-        .collect();
-
-    let s = &launch.shape;
-    let header = ReportHeader {
-        title: launch.title(),
-        kernel: launch.kernel.clone(),
-        launch: s.launch,
-        device: device.label(),
-        sm_count: device.sm_count,
-        grid: s.grid,
-        block: s.block,
-        blocks: s.total_blocks(),
-        blocks_traced: s.blocks_traced,
-        warps_per_block: s.warps_per_block(),
-        warps_traced_per_block: s.warps_traced(),
-        warps: lanes.block.len(),
-        kernel_time_us: summary.kernel_time,
-        events,
-        spans: span_count,
-        marks: mark_count,
-        dropped,
-        ring_fill: fill.to_string(),
-        clock: summary.clock,
-        diagnostics: diagnostics.to_json(DIAGNOSTICS_IN_REPORT),
+    let (spans, marks) = gathered.flatten_lanes(t0, &index);
+    let stats = gathered.region_reports(&summary, &index);
+    let counts = HeaderCounts {
+        warps: gathered.lanes.block.len(),
+        events: gathered.events,
+        spans,
+        marks,
+        dropped: gathered.dropped,
     };
+    let header = report_header(launch, device, summary, &diagnostics, &fill, counts);
     Ok(ReportData {
         format: 1,
         tool: concat!("ktrace ", env!("CARGO_PKG_VERSION")).into(),
@@ -375,7 +468,7 @@ pub fn report_data(
             .map(|&id| regions.name(id).into_owned())
             .collect(),
         region_ids: ids,
-        lanes,
+        lanes: gathered.lanes,
         stats,
         analysis: crate::analysis::analyze_decoded_launch(
             launch,
@@ -481,263 +574,4 @@ pub fn write_report(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::decode::decode;
-    use crate::format::layout::EventKind;
-    use crate::synth::{sample_capture, SynthLaunch, SynthWarp};
-
-    /// Two blocks of two warps at 2 cycles a ns, three of the four slots
-    /// opened, all on SM 3: block 0 warp 0 (opened at 0 ns) has spans of
-    /// 100 and 100 ns and a mark, block 0 warp 1 (opened at 10 ns) one of
-    /// 200 ns, block 1 warp 0 (opened at 1000 ns) one of 50 ns.
-    fn planted() -> (LaunchCapture, DeviceInfo, Regions) {
-        let launch = SynthLaunch::all_traced(2, 64, 32)
-            .layout(1)
-            .with(
-                SynthWarp::new(0, 0)
-                    .sm(3)
-                    .span(100, 300, 1)
-                    .mark(350, 2)
-                    .span(400, 600, 1),
-            )
-            .with(SynthWarp::new(0, 1).sm(3).span(100, 500, 1))
-            .with(SynthWarp::new(1, 0).sm(3).span(100, 200, 1))
-            .into_capture();
-        let device = DeviceInfo {
-            name: "Synthetic GPU".into(),
-            sm_count: 132,
-            ..DeviceInfo::default()
-        };
-        let regions = Regions::from_table(&[(1, "mma"), (2, "tick"), (7, "unused")]);
-        (launch, device, regions)
-    }
-
-    #[test]
-    fn lanes_hold_every_span_and_mark_in_whole_ns_from_the_first_event() {
-        let (launch, device, regions) = planted();
-        let d = report_data(&launch, &device, &regions, &ReportOptions::default()).unwrap();
-        // Only the ids that occur, by id; the unused table entry is left out.
-        assert_eq!(d.regions, ["mma", "tick"]);
-        assert_eq!(d.region_ids, [1, 2]);
-        assert_eq!(d.lanes.block, [0, 0, 1]);
-        assert_eq!(d.lanes.warp, [0, 1, 0]);
-        assert_eq!(d.lanes.sm, [3, 3, 3]);
-        assert_eq!(d.lanes.dropped, [0, 0, 0]);
-        assert_eq!(
-            d.lanes.spans,
-            [
-                vec![0, 0, 100, 0, 150, 100],
-                vec![0, 10, 200],
-                vec![0, 1000, 50]
-            ]
-        );
-        assert_eq!(d.lanes.marks, [vec![1, 125], vec![], vec![]]);
-        let h = &d.header;
-        assert_eq!(
-            (h.warps, h.spans, h.marks, h.events, h.dropped),
-            (3, 4, 1, 9, 0)
-        );
-        assert_eq!(h.kernel_time_us, Some(1.05));
-        assert_eq!((h.grid, h.block, h.blocks), ([2, 1, 1], [64, 1, 1], 2));
-        assert_eq!((h.warps_per_block, h.warps_traced_per_block), (2, 2));
-        assert_eq!(h.device, "GPU: Synthetic GPU");
-        assert_eq!(h.diagnostics["count"], 0);
-        assert_eq!(d.analysis.schema, "ktrace.analysis/1");
-    }
-
-    #[test]
-    fn values_recorded_with_spans_and_marks_are_kept_beside_them() {
-        let launch = SynthLaunch::all_traced(1, 32, 32)
-            .with(
-                SynthWarp::new(0, 0)
-                    .span(100, 200, 1)
-                    .event_value(300, 1, EventKind::Begin, 7)
-                    .event_value(400, 1, EventKind::End, 9)
-                    .event_value(450, 2, EventKind::Mark, 42)
-                    .mark(500, 2),
-            )
-            .into_capture();
-        let (_, _, regions) = planted();
-        // Values need the current layout (version 1 buffers have none).
-        let device = DeviceInfo::default();
-        let d = report_data(&launch, &device, &regions, &ReportOptions::default()).unwrap();
-        assert_eq!(d.lanes.spans[0].len(), 6);
-        assert_eq!(d.lanes.span_values, [vec![1, 7, 9]]);
-        assert_eq!(d.lanes.marks, [vec![1, 175, 1, 200]]);
-        assert_eq!(d.lanes.mark_values, [vec![0, 42]]);
-    }
-
-    #[test]
-    fn statistics_are_the_summary_and_heatmaps_average_per_block_and_sm() {
-        let (launch, device, regions) = planted();
-        let d = report_data(&launch, &device, &regions, &ReportOptions::default()).unwrap();
-        let (summary, _) =
-            super::super::summarize_launch(&launch, &device, &regions, &ExportOptions::default())
-                .unwrap();
-        assert_eq!(d.stats.len(), 1);
-        let mma = &d.stats[0];
-        assert_eq!(mma.region, 0);
-        assert_eq!(mma.stats.count, 4);
-        assert_eq!(mma.stats.max_dur, 0.2);
-        assert_eq!(mma.stats.hist.bins, 48);
-        assert_eq!(mma.stats.percentiles, summary.regions[0].percentiles);
-        assert_eq!(mma.by_block.rows, [0, 1]);
-        assert_eq!(mma.by_block.cols, [0, 1]);
-        assert_eq!(
-            mma.by_block.mean_us,
-            [Some(0.1), Some(0.2), Some(0.05), None]
-        );
-        assert_eq!(mma.by_sm.rows, [3]);
-        assert_eq!(mma.by_sm.cols, [0, 1]);
-        let w0 = mma.by_sm.mean_us[0].unwrap();
-        assert!((w0 - 0.25 / 3.0).abs() < 1e-12, "{w0}");
-        assert_eq!(mma.by_sm.mean_us[1], Some(0.2));
-    }
-
-    #[test]
-    fn lanes_match_the_decoder_on_the_sample_and_real_captures() {
-        let sample = sample_capture();
-        let real = crate::format::capture::Capture::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../tests/data/h200_gemm2048_v2.ktrace"
-        ))
-        .unwrap();
-        for cap in [&sample, &real] {
-            let launch = &cap.launches[0];
-            let opts = ReportOptions::default();
-            let d = report_data(launch, &cap.device, &cap.regions, &opts).unwrap();
-            let dec = decode(
-                launch.buffer().unwrap(),
-                &opts.export.decode_for(&cap.device),
-            );
-            assert_eq!(d.header.warps, dec.warps.len());
-            assert_eq!(d.lanes.spans.len(), dec.warps.len());
-            assert_eq!(d.lanes.block.len(), dec.warps.len());
-            for (lane, w) in d.lanes.spans.iter().zip(&dec.warps) {
-                assert_eq!(lane.len(), 3 * w.spans.len());
-                for (s, flat) in w.spans.iter().zip(lane.chunks(3)) {
-                    assert_eq!(d.region_ids[flat[0] as usize], s.region);
-                    // Each end rounded to whole ns: within 1 ns of the exact
-                    // duration.
-                    let exact = s.dur_ps() as i64;
-                    assert!((flat[2] * 1000 - exact).abs() <= 1000, "{flat:?} {exact}");
-                }
-            }
-            let spans: usize = dec.warps.iter().map(|w| w.spans.len()).sum();
-            let marks: usize = dec.warps.iter().map(|w| w.marks().count()).sum();
-            assert_eq!(d.header.spans, spans as u64);
-            assert_eq!(d.header.marks, marks as u64);
-            assert_eq!(
-                d.header.dropped,
-                dec.warps.iter().map(|w| w.dropped).sum::<u64>()
-            );
-            let starts = d.lanes.spans.iter().flat_map(|l| l.chunks(3).map(|c| c[1]));
-            assert_eq!(starts.min(), Some(0));
-            let counted: u64 = d.stats.iter().map(|r| r.stats.count).sum();
-            assert_eq!(counted, spans as u64);
-            // The page embeds the launch's analysis, as `ktrace analyze`
-            // computes it.
-            let mut want = crate::analysis::analyze(&dec, &cap.regions, &opts.analysis);
-            want.kernel = launch.kernel.clone();
-            assert_eq!(d.analysis, want);
-            let warps: u64 = want.roles.iter().map(|r| r.warps).sum();
-            assert_eq!(warps, dec.warps.len() as u64);
-        }
-        // The real capture: 128 blocks of 12 warps, all traced.
-        let d = report_data(
-            &real.launches[0],
-            &real.device,
-            &real.regions,
-            &ReportOptions::default(),
-        )
-        .unwrap();
-        assert_eq!((d.header.warps, d.header.spans), (1536, 74752));
-        assert_eq!(d.header.kernel, "gemm");
-        assert!(d.header.clock.slowest_mhz.is_some());
-    }
-
-    #[test]
-    fn the_sample_reports_its_unnamed_region_and_diagnostics() {
-        let cap = sample_capture();
-        let d = report_data(
-            &cap.launches[0],
-            &cap.device,
-            &cap.regions,
-            &ReportOptions::default(),
-        )
-        .unwrap();
-        assert_eq!(d.regions, ["load", "mma", "tick", "region 5"]);
-        assert!(d.header.diagnostics["count"].as_u64().unwrap() > 0);
-    }
-
-    #[test]
-    fn names_cannot_end_the_script_element() {
-        let (launch, device, _) = planted();
-        let evil = "</script><script>alert(1)</script><!-- & \u{2028}";
-        let regions = Regions::from_table(&[(1, evil), (2, "tick")]);
-        let mut launch = launch;
-        launch.kernel = "<b>k</b>".into();
-        let d = report_data(&launch, &device, &regions, &ReportOptions::default()).unwrap();
-        let html = render_html(&d).unwrap();
-        let start = html.find(r#"<script type="application/json" id="ktrace-data">"#);
-        let body = &html[start.unwrap()..];
-        let body = &body[body.find('>').unwrap() + 1..];
-        let json = &body[..body.find("</script>").unwrap()];
-        for bad in ["<", ">", "&", "\u{2028}"] {
-            assert!(!json.contains(bad), "{bad:?} in the data");
-        }
-        // The escaped blob still reads back as the same data.
-        let back: serde_json::Value = serde_json::from_str(json).unwrap();
-        assert_eq!(back["regions"][0], evil);
-        assert_eq!(back["header"]["kernel"], "<b>k</b>");
-        // (Both read by the same parser: floats compare as parsed.)
-        let plain: serde_json::Value =
-            serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
-        assert_eq!(back, plain);
-        // The title is text.
-        assert!(html.contains("<title>ktrace report: launch 0: &lt;b&gt;k&lt;/b&gt;</title>"));
-        // Two script elements (the data, the page's script) and no other end.
-        assert_eq!(html.matches("</script>").count(), 2);
-    }
-
-    #[test]
-    fn the_page_is_self_contained_and_deterministic() {
-        let (launch, device, regions) = planted();
-        let opts = ReportOptions::default();
-        let a = render_html(&report_data(&launch, &device, &regions, &opts).unwrap()).unwrap();
-        let b = render_html(&report_data(&launch, &device, &regions, &opts).unwrap()).unwrap();
-        assert_eq!(a, b);
-        assert!(a.starts_with("<!DOCTYPE html>"));
-        assert!(!a.contains("{{"), "a placeholder was left");
-        for external in ["http://", "https://", "<link", " src=", "@import", "url("] {
-            assert!(!a.contains(external), "{external} in the page");
-        }
-        assert!(a.contains(SCRIPT) && a.contains(STYLE));
-    }
-
-    #[test]
-    fn write_report_writes_the_page_atomically() {
-        let (launch, device, regions) = planted();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub/r.html");
-        let w = write_report(&launch, &device, &regions, &path, &ReportOptions::default()).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!((w.warps, w.spans, w.diagnostics), (3, 4, 0));
-        assert_eq!(w.bytes, text.len() as u64);
-        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, ["r.html"]);
-    }
-
-    #[test]
-    fn times_round_to_the_nearest_ns_either_side_of_the_origin() {
-        assert_eq!(ns_from(0, 1499), 1);
-        assert_eq!(ns_from(0, 1500), 2);
-        assert_eq!(ns_from(1000, 500), 0);
-        assert_eq!(ns_from(1000, -600), -2);
-        assert_eq!(ns_from(i64::MIN, i64::MAX), (u64::MAX / 1000 + 1) as i64);
-    }
-}
+mod tests;

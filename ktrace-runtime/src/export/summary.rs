@@ -525,33 +525,7 @@ fn sorted_region_stats(region: u16, name: &str, d: &[u64], bins: usize) -> Regio
     let n = d.len();
     let bins = bins.max(1);
     if n == 0 {
-        return RegionStats {
-            region,
-            name: name.to_string(),
-            count: 0,
-            mean_dur: 0.0,
-            cv_dur: None,
-            min_dur: 0.0,
-            max_dur: 0.0,
-            var_dur_pop: 0.0,
-            var_dur_sample: 0.0,
-            percentiles: Percentiles {
-                p5: 0.0,
-                p10: 0.0,
-                p25: 0.0,
-                p50: 0.0,
-                p75: 0.0,
-                p90: 0.0,
-                p95: 0.0,
-                p99: 0.0,
-            },
-            hist: Histogram {
-                bins,
-                min: 0.0,
-                max: 0.0,
-                prob: vec![0.0; bins],
-            },
-        };
+        return empty_region_stats(region, name, bins);
     }
     let total: u128 = d.iter().map(|&x| u128::from(x)).sum();
     let mean_ps = total as f64 / n as f64;
@@ -566,15 +540,6 @@ fn sorted_region_stats(region: u16, name: &str, d: &[u64], bins: usize) -> Regio
     let var_sample = if n > 1 { ss / (n - 1) as f64 } else { 0.0 };
     let mean = us(mean_ps);
     let cv = (n > 1 && mean > 0.0).then(|| var_sample.sqrt() / mean);
-    let pct = |p: u64| -> f64 {
-        // Rank p/100 * (n-1), split into integer and fraction exactly.
-        let num = p * (n as u64 - 1);
-        let lo = (num / 100) as usize;
-        let frac = (num % 100) as f64 / 100.0;
-        let a = d[lo] as f64;
-        let b = d[(lo + 1).min(n - 1)] as f64;
-        us(a + (b - a) * frac)
-    };
     let (min, max) = (d[0], d[n - 1]);
     let hist = histogram(d, bins);
     RegionStats {
@@ -587,22 +552,70 @@ fn sorted_region_stats(region: u16, name: &str, d: &[u64], bins: usize) -> Regio
         max_dur: us(max as f64),
         var_dur_pop: var_pop,
         var_dur_sample: var_sample,
-        percentiles: Percentiles {
-            p5: pct(5),
-            p10: pct(10),
-            p25: pct(25),
-            p50: pct(50),
-            p75: pct(75),
-            p90: pct(90),
-            p95: pct(95),
-            p99: pct(99),
-        },
+        percentiles: sorted_percentiles(d),
         hist: Histogram {
             bins,
             min: us(min as f64),
             max: us(max as f64),
             prob: hist.iter().map(|&c| c as f64 / n as f64).collect(),
         },
+    }
+}
+
+/// The statistics of a region without spans: all zero, an empty histogram
+/// of `bins` bins.
+fn empty_region_stats(region: u16, name: &str, bins: usize) -> RegionStats {
+    RegionStats {
+        region,
+        name: name.to_string(),
+        count: 0,
+        mean_dur: 0.0,
+        cv_dur: None,
+        min_dur: 0.0,
+        max_dur: 0.0,
+        var_dur_pop: 0.0,
+        var_dur_sample: 0.0,
+        percentiles: Percentiles {
+            p5: 0.0,
+            p10: 0.0,
+            p25: 0.0,
+            p50: 0.0,
+            p75: 0.0,
+            p90: 0.0,
+            p95: 0.0,
+            p99: 0.0,
+        },
+        hist: Histogram {
+            bins,
+            min: 0.0,
+            max: 0.0,
+            prob: vec![0.0; bins],
+        },
+    }
+}
+
+/// The percentiles of `d` (sorted ascending, not empty), in µs, each
+/// interpolated linearly between the two nearest ranks.
+fn sorted_percentiles(d: &[u64]) -> Percentiles {
+    let n = d.len();
+    let pct = |p: u64| -> f64 {
+        // Rank p/100 * (n-1), split into integer and fraction exactly.
+        let num = p * (n as u64 - 1);
+        let lo = (num / 100) as usize;
+        let frac = (num % 100) as f64 / 100.0;
+        let a = d[lo] as f64;
+        let b = d[(lo + 1).min(n - 1)] as f64;
+        us(a + (b - a) * frac)
+    };
+    Percentiles {
+        p5: pct(5),
+        p10: pct(10),
+        p25: pct(25),
+        p50: pct(50),
+        p75: pct(75),
+        p90: pct(90),
+        p95: pct(95),
+        p99: pct(99),
     }
 }
 

@@ -73,74 +73,16 @@ impl LaunchShape {
         blocks: BlockSampling,
     ) -> Result<Self, Error> {
         let cap_log2 = cap_log2(cap)?;
-        let threads = dim_product(block);
-        if threads == 0 || threads > MAX_THREADS_PER_BLOCK {
-            return Err(Error::Config(format!(
-                "block {block:?} has {threads} threads; a CUDA block has 1 to {MAX_THREADS_PER_BLOCK}"
-            )));
-        }
-        let warps_per_block = threads.div_ceil(u64::from(WARP_SIZE)) as u32;
-        let valid = low_bits(warps_per_block);
-        let warp_mask = match warps {
-            WarpSampling::All => valid,
-            WarpSampling::Mask(m) => *m,
-            WarpSampling::List(ids) => {
-                let mut m = 0u32;
-                for &w in ids {
-                    if w >= 32 {
-                        return Err(Error::Config(format!(
-                            "warp {w} in the warp list: a block has at most 32 warps"
-                        )));
-                    }
-                    m |= 1 << w;
-                }
-                m
-            }
-        };
-        if warp_mask & !valid != 0 {
-            return Err(Error::Config(format!(
-                "warp mask {warp_mask:#x} selects warps that a block of {threads} threads \
-                 ({warps_per_block} warps) does not have"
-            )));
-        }
-        if warp_mask == 0 {
-            return Err(Error::Config(
-                "the warp sampling selects no warp; trace at least one".into(),
-            ));
-        }
-        let total = dim_product(grid);
-        if total == 0 {
-            return Err(Error::Config(format!("grid {grid:?} has no blocks")));
-        }
-        if total > u64::from(u32::MAX) {
-            return Err(Error::Config(format!(
-                "grid {grid:?} has {total} blocks; the linear block index is 32 bits"
-            )));
-        }
-        let (stride, max) = match blocks {
-            BlockSampling::All => (1, u32::MAX),
-            BlockSampling::Stride(n) => (n, u32::MAX),
-            BlockSampling::First(n) => (1, n),
-            BlockSampling::StrideMax { stride, max } => (stride, max),
-        };
-        if stride == 0 {
-            return Err(Error::Config(
-                "block stride 0: use 1 to trace every block".into(),
-            ));
-        }
-        if max == 0 {
-            return Err(Error::Config(
-                "the block sampling selects no block; trace at least one".into(),
-            ));
-        }
-        let sampled = total.div_ceil(u64::from(stride));
-        let blocks_traced = sampled.min(u64::from(max)) as u32;
+        let threads = block_threads(block)?;
+        let warp_mask = sampled_warp_mask(warps, threads)?;
+        let total = grid_blocks(grid)?;
+        let (block_stride, blocks_traced) = sampled_blocks(blocks, total)?;
         let shape = LaunchShape {
             grid,
             block,
             cap_log2,
             warp_mask,
-            block_stride: stride,
+            block_stride,
             blocks_traced,
             launch: 0,
         };
@@ -280,6 +222,89 @@ impl LaunchShape {
             launch: self.launch,
         }
     }
+}
+
+/// Threads in `block`, which CUDA must be able to launch.
+fn block_threads(block: [u32; 3]) -> Result<u64, Error> {
+    let threads = dim_product(block);
+    if threads == 0 || threads > MAX_THREADS_PER_BLOCK {
+        return Err(Error::Config(format!(
+            "block {block:?} has {threads} threads; a CUDA block has 1 to {MAX_THREADS_PER_BLOCK}"
+        )));
+    }
+    Ok(threads)
+}
+
+/// The warp mask that `warps` selects in a block of `threads` threads: not
+/// empty, and only warps the block has.
+fn sampled_warp_mask(warps: &WarpSampling, threads: u64) -> Result<u32, Error> {
+    let warps_per_block = threads.div_ceil(u64::from(WARP_SIZE)) as u32;
+    let valid = low_bits(warps_per_block);
+    let warp_mask = match warps {
+        WarpSampling::All => valid,
+        WarpSampling::Mask(m) => *m,
+        WarpSampling::List(ids) => {
+            let mut m = 0u32;
+            for &w in ids {
+                if w >= 32 {
+                    return Err(Error::Config(format!(
+                        "warp {w} in the warp list: a block has at most 32 warps"
+                    )));
+                }
+                m |= 1 << w;
+            }
+            m
+        }
+    };
+    if warp_mask & !valid != 0 {
+        return Err(Error::Config(format!(
+            "warp mask {warp_mask:#x} selects warps that a block of {threads} threads \
+             ({warps_per_block} warps) does not have"
+        )));
+    }
+    if warp_mask == 0 {
+        return Err(Error::Config(
+            "the warp sampling selects no warp; trace at least one".into(),
+        ));
+    }
+    Ok(warp_mask)
+}
+
+/// Blocks in `grid`: at least one, and few enough for a 32-bit linear index.
+fn grid_blocks(grid: [u32; 3]) -> Result<u64, Error> {
+    let total = dim_product(grid);
+    if total == 0 {
+        return Err(Error::Config(format!("grid {grid:?} has no blocks")));
+    }
+    if total > u64::from(u32::MAX) {
+        return Err(Error::Config(format!(
+            "grid {grid:?} has {total} blocks; the linear block index is 32 bits"
+        )));
+    }
+    Ok(total)
+}
+
+/// The block stride and the number of traced blocks that `blocks` selects
+/// in a grid of `total` blocks.
+fn sampled_blocks(blocks: BlockSampling, total: u64) -> Result<(u32, u32), Error> {
+    let (stride, max) = match blocks {
+        BlockSampling::All => (1, u32::MAX),
+        BlockSampling::Stride(n) => (n, u32::MAX),
+        BlockSampling::First(n) => (1, n),
+        BlockSampling::StrideMax { stride, max } => (stride, max),
+    };
+    if stride == 0 {
+        return Err(Error::Config(
+            "block stride 0: use 1 to trace every block".into(),
+        ));
+    }
+    if max == 0 {
+        return Err(Error::Config(
+            "the block sampling selects no block; trace at least one".into(),
+        ));
+    }
+    let sampled = total.div_ceil(u64::from(stride));
+    Ok((stride, sampled.min(u64::from(max)) as u32))
 }
 
 /// `log2(cap)`, or a clear error when `cap` is not a power of two in range.
