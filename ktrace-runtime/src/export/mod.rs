@@ -503,85 +503,114 @@ pub fn export_perfetto(
         let mut pw = PerfettoWriter::begin(w, *perfetto).map_err(io)?;
         let mut out = Vec::with_capacity(launches.len());
         for ((dec, t), filter) in decoders.iter().zip(launches).zip(filters) {
-            let origin = dec.origin_globaltimer();
-            let group = LaunchGroup {
-                title: t.launch.title(),
-                device: t.device.label(),
-                offset_ns: t.host_axis.map_or(0, |a| -a.offset_at(origin)),
-                host_span_ns: t
-                    .host_axis
-                    .and(t.launch.host_span)
-                    .map(|h| (h.enqueue_ns, h.complete_ns)),
-            };
-            pw.launch(&group, dec, t.regions).map_err(io)?;
-            let before = pw.events_written();
-            let mut pass = FilteredPass::new(filter, dec, t.regions, opts);
-            for warp in dec.warps() {
-                if let Some(kept) = pass.add_warp(&warp) {
-                    pw.warp(&kept).map_err(io)?;
-                }
-                done.warps_done += 1;
-                done.events += warp.events.len() as u64;
-                progress(&done);
-            }
-            let warps_kept = pass.warps_kept;
-            let (mut summary, diagnostics, _) = pass.finish(trace_path).map_err(config_error)?;
-            summary.placement = Some(match t.host_axis {
-                Some(a) => serde_json::json!({
-                    "axis": "host_realtime",
-                    "gpu_ahead_ns": a.offset_at(origin),
-                    "uncertainty_ns": a.uncertainty_at(origin),
-                    "clock_syncs": a.points().len(),
-                }),
-                None => serde_json::json!({ "axis": "globaltimer" }),
-            });
-            out.push((
-                pw.events_written() - before,
-                warps_kept,
-                summary,
-                diagnostics,
-            ));
+            let pass = FilteredPass::new(filter, dec, t.regions, opts);
+            out.push(write_perfetto_launch(
+                &mut pw, t, dec, pass, trace_path, &mut done, progress,
+            )?);
         }
         pw.finish().map_err(io)?;
         Ok(out)
     })?;
-    let only = launches.len() == 1;
     let mut numbers: Vec<u32> = decoders.iter().map(|d| d.shape().launch).collect();
     numbers.sort_unstable();
     let repeated = numbers.windows(2).any(|w| w[0] == w[1]);
     let mut reports = Vec::with_capacity(launches.len());
-    for (k, (((events, warps_written, summary, diagnostics), dec), fill)) in
-        written.into_iter().zip(&decoders).zip(fills).enumerate()
-    {
-        // Launches of several captures may share numbers: then each
-        // summary is named by its place in the file.
+    for (k, ((written, dec), fill)) in written.into_iter().zip(&decoders).zip(fills).enumerate() {
         let summary_path = if repeated {
-            perfetto_summary_path(trace_path, k as u32, false).with_file_name(format!(
-                "{}_part{k}_summary.json",
-                perfetto_stem(trace_path)
-                    .map(PathBuf::from)
-                    .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                    .unwrap_or_default()
-            ))
+            perfetto_part_summary_path(trace_path, k)
         } else {
-            perfetto_summary_path(trace_path, dec.shape().launch, only)
+            perfetto_summary_path(trace_path, dec.shape().launch, launches.len() == 1)
         };
         write_atomic(&summary_path, |w| {
-            serde_json::to_writer_pretty(&mut *w, &summary).map_err(io::Error::other)?;
+            serde_json::to_writer_pretty(&mut *w, &written.summary).map_err(io::Error::other)?;
             w.write_all(b"\n")
         })?;
         reports.push(ExportReport {
             trace_path: trace_path.to_path_buf(),
             summary_path,
-            events,
+            events: written.events,
             warps: dec.warp_count(),
-            warps_written,
-            diagnostics,
-            summary,
+            warps_written: written.warps_kept,
+            diagnostics: written.diagnostics,
+            summary: written.summary,
             fill,
         });
     }
     Ok(reports)
+}
+
+/// What [`write_perfetto_launch`] wrote of one launch.
+struct PerfettoLaunch {
+    /// Its spans and marks in the trace.
+    events: u64,
+    warps_kept: usize,
+    summary: Summary,
+    diagnostics: Diagnostics,
+}
+
+/// Writes launch `t` (decoded by `dec`, filtered by `pass`) into the
+/// Perfetto trace `pw` on its axis, and gives its summary (with where it
+/// was placed) and diagnostics.
+fn write_perfetto_launch<W: Write>(
+    pw: &mut PerfettoWriter<W>,
+    t: &TimelineLaunch<'_>,
+    dec: &Decoder<'_>,
+    mut pass: FilteredPass<'_>,
+    trace_path: &Path,
+    done: &mut ExportProgress,
+    progress: &mut dyn FnMut(&ExportProgress),
+) -> Result<PerfettoLaunch> {
+    let io = |e| Error::io(trace_path, e);
+    let origin = dec.origin_globaltimer();
+    let group = LaunchGroup {
+        title: t.launch.title(),
+        device: t.device.label(),
+        offset_ns: t.host_axis.map_or(0, |a| -a.offset_at(origin)),
+        host_span_ns: t
+            .host_axis
+            .and(t.launch.host_span)
+            .map(|h| (h.enqueue_ns, h.complete_ns)),
+    };
+    pw.launch(&group, dec, t.regions).map_err(io)?;
+    let before = pw.events_written();
+    for warp in dec.warps() {
+        if let Some(kept) = pass.add_warp(&warp) {
+            pw.warp(&kept).map_err(io)?;
+        }
+        done.warps_done += 1;
+        done.events += warp.events.len() as u64;
+        progress(done);
+    }
+    let warps_kept = pass.warps_kept;
+    let (mut summary, diagnostics, _) = pass.finish(trace_path).map_err(config_error)?;
+    summary.placement = Some(match t.host_axis {
+        Some(a) => serde_json::json!({
+            "axis": "host_realtime",
+            "gpu_ahead_ns": a.offset_at(origin),
+            "uncertainty_ns": a.uncertainty_at(origin),
+            "clock_syncs": a.points().len(),
+        }),
+        None => serde_json::json!({ "axis": "globaltimer" }),
+    });
+    Ok(PerfettoLaunch {
+        events: pw.events_written() - before,
+        warps_kept,
+        summary,
+        diagnostics,
+    })
+}
+
+/// The summary of the `k`-th launch (from 0) of the Perfetto trace `trace`
+/// when launch numbers repeat in it (several captures):
+/// `NAME_partK_summary.json`, named by its place in the file.
+fn perfetto_part_summary_path(trace: &Path, k: usize) -> PathBuf {
+    perfetto_summary_path(trace, k as u32, false).with_file_name(format!(
+        "{}_part{k}_summary.json",
+        perfetto_stem(trace)
+            .map(PathBuf::from)
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_default()
+    ))
 }
 
 #[cfg(test)]
