@@ -3,6 +3,8 @@
 //! Pure functions from the region table (and the list of built modules) to
 //! text; writing the text is left to the caller.
 
+use std::fmt;
+
 use handlebars::Handlebars;
 use serde::Serialize;
 
@@ -52,14 +54,29 @@ fn engine() -> Handlebars<'static> {
     hb
 }
 
-fn render(template: &str, ctx: &Context<'_>) -> Result<String, String> {
-    engine()
-        .render_template(template, ctx)
-        .map_err(|e| format!("rendering a ktrace template failed: {e}"))
+/// A template that did not render, from [`regions_header`] or
+/// [`rust_file`].
+///
+/// Its `Display` ends with handlebars' message (which already holds the
+/// reason that handlebars gives as its own source), so `source()` is `None`
+/// and no report prints that message twice.
+#[derive(Debug)]
+pub struct RenderError(handlebars::RenderError);
+
+impl fmt::Display for RenderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "rendering a ktrace template failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for RenderError {}
+
+fn render(template: &str, ctx: &Context<'_>) -> Result<String, RenderError> {
+    engine().render_template(template, ctx).map_err(RenderError)
 }
 
 /// Renders the C++ header that maps each region name to its id.
-pub fn regions_header(table: &RegionTable, files: &[String]) -> Result<String, String> {
+pub fn regions_header(table: &RegionTable, files: &[String]) -> Result<String, RenderError> {
     render(
         REGIONS_HEADER_TEMPLATE,
         &Context {
@@ -74,7 +91,7 @@ pub fn regions_header(table: &RegionTable, files: &[String]) -> Result<String, S
 }
 
 /// Renders the Rust file with the region table and the embedded modules.
-pub fn rust_file(table: &RegionTable, modules: &[ModuleEntry]) -> Result<String, String> {
+pub fn rust_file(table: &RegionTable, modules: &[ModuleEntry]) -> Result<String, RenderError> {
     render(
         RUST_TEMPLATE,
         &Context {
@@ -104,4 +121,33 @@ pub fn const_name(stem: &str) -> String {
         s.insert(0, '_');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_template_that_does_not_render_says_so_once() {
+        let table = RegionTable::default();
+        let ctx = Context {
+            version: "0",
+            regions: table.regions(),
+            region_count: 0,
+            files: &[],
+            file_count: 0,
+            modules: &[],
+        };
+        let e = render("{{missing}}", &ctx).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.starts_with("rendering a ktrace template failed: Error rendering"),
+            "{text}"
+        );
+        assert!(text.contains("missing"), "{text}");
+        assert!(std::error::Error::source(&e).is_none());
+        let build = crate::Error::Render(e);
+        assert_eq!(build.to_string(), text);
+        assert_eq!(crate::error::report(&build), format!("ktrace: {text}"));
+    }
 }

@@ -8,7 +8,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::nvcc::{NvccFailure, Variant};
+use crate::codegen::RenderError;
+use crate::nvcc::{ArchError, NvccFailure, Variant};
+use crate::regions::TooManyRegions;
 use crate::scan::ScanError;
 
 /// Why a ktrace build failed. Its `Display` is the message a user sees.
@@ -40,8 +42,14 @@ pub enum Error {
         /// The other one.
         second: PathBuf,
     },
-    /// A setting is wrong (architecture, file names, region count).
+    /// A setting is wrong (file names, module names, features).
     Config(String),
+    /// An architecture that ktrace does not know.
+    Arch(ArchError),
+    /// More region names than 16-bit ids.
+    Regions(TooManyRegions),
+    /// A generated file's template did not render.
+    Render(RenderError),
     /// Reading sources or writing outputs failed.
     Io {
         /// What was being done.
@@ -49,8 +57,9 @@ pub enum Error {
         /// The underlying error, also given by `source()`.
         error: std::io::Error,
     },
-    /// Building the C++ launcher library failed.
-    Launcher(String),
+    /// Building the C++ launcher library failed; the error from cc (or
+    /// bindgen) is also given by `source()`.
+    Launcher(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl fmt::Display for Error {
@@ -102,8 +111,11 @@ impl fmt::Display for Error {
                 second.display()
             ),
             Error::Config(m) => f.write_str(m),
+            Error::Arch(e) => fmt::Display::fmt(e, f),
+            Error::Regions(e) => fmt::Display::fmt(e, f),
+            Error::Render(e) => fmt::Display::fmt(e, f),
             Error::Io { what, .. } => f.write_str(what),
-            Error::Launcher(m) => write!(f, "building the launcher library failed: {m}"),
+            Error::Launcher(_) => f.write_str("building the launcher library failed"),
         }
     }
 }
@@ -112,7 +124,16 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io { error, .. } => Some(error),
-            _ => None,
+            Error::Launcher(error) => Some(&**error),
+            // These show their own message, so their sources are theirs.
+            Error::Arch(e) => std::error::Error::source(e),
+            Error::Regions(e) => std::error::Error::source(e),
+            Error::Render(e) => std::error::Error::source(e),
+            Error::Markers(_)
+            | Error::NvccNotFound { .. }
+            | Error::Compile { .. }
+            | Error::DuplicateModule { .. }
+            | Error::Config(_) => None,
         }
     }
 }
@@ -177,7 +198,7 @@ mod tests {
             let text = e.to_string();
             assert!(!text.starts_with("ktrace:"), "{text}");
             assert!(!text.ends_with('\n'), "{text:?}");
-            if !matches!(e, Error::Io { .. }) {
+            if std::error::Error::source(e).is_none() {
                 assert_eq!(report(e), format!("ktrace: {text}"));
             }
         }
@@ -190,5 +211,36 @@ mod tests {
             "nvcc failed on k.cu (traced variant, exit status: 2):\n  k.cu(3): error\n\
              command: nvcc k.cu"
         );
+    }
+
+    #[test]
+    fn launcher_errors_give_cc_error_as_source() {
+        let e = Error::Launcher("cc failed".into());
+        assert_eq!(e.to_string(), "building the launcher library failed");
+        let source = std::error::Error::source(&e).expect("the cc error");
+        assert_eq!(source.to_string(), "cc failed");
+        assert_eq!(
+            report(&e),
+            "ktrace: building the launcher library failed: cc failed"
+        );
+    }
+
+    #[test]
+    fn typed_setting_errors_read_as_they_did() {
+        let arch = Error::Arch(crate::Arch::parse("sm_91").unwrap_err());
+        assert!(arch.to_string().starts_with(
+            "unknown GPU architecture \"sm_91\"; expected sm_NN with an optional `a` or `f` \
+             suffix, one of sm_50, sm_52,"
+        ));
+        let regions = Error::Regions(TooManyRegions { count: 65536 });
+        assert_eq!(
+            regions.to_string(),
+            "65536 distinct region names found; ktrace ids are 16 bits, so at most 65535 \
+             regions fit; merge or remove some"
+        );
+        for e in [arch, regions] {
+            assert!(std::error::Error::source(&e).is_none());
+            assert_eq!(report(&e), format!("ktrace: {e}"));
+        }
     }
 }

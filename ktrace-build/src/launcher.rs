@@ -38,7 +38,7 @@ pub(crate) fn build(l: &Launchers, nvcc: &Path, cargo: bool) -> Result<(), Error
         library(l, nvcc, &ccbin, variants[i])
             .cargo_metadata(cargo)
             .try_compile(&format!("{}_{}", l.lib_name, variants[i]))
-            .map_err(|e| Error::Launcher(e.to_string()))
+            .map_err(|e| Error::Launcher(e.into()))
     });
     built.into_iter().collect::<Result<(), Error>>()?;
     if cargo {
@@ -53,7 +53,7 @@ fn host_compiler(cargo: bool) -> Result<PathBuf, Error> {
         .cpp(true)
         .cargo_metadata(cargo)
         .try_get_compiler()
-        .map_err(|e| Error::Launcher(e.to_string()))?;
+        .map_err(|e| Error::Launcher(e.into()))?;
     Ok(tool.path().to_path_buf())
 }
 
@@ -136,11 +136,14 @@ fn bindings(l: &Launchers) -> Result<(), Error> {
                 builder = builder.clang_arg(format!("-I{}", i.display()));
             }
             let out = builder.generate().map_err(|e| {
-                Error::Launcher(format!(
-                    "bindgen could not read {}: {e} (bindgen needs libclang: install \
-                     libclang-dev, or set LIBCLANG_PATH)",
-                    header.display()
-                ))
+                Error::Launcher(
+                    format!(
+                        "bindgen could not read {}: {e} (bindgen needs libclang: install \
+                         libclang-dev, or set LIBCLANG_PATH)",
+                        header.display()
+                    )
+                    .into(),
+                )
             })?;
             let _ = write!(text, "{out}");
         }

@@ -506,7 +506,7 @@ impl Build {
             .iter()
             .map(|a| Arch::parse(a))
             .collect::<Result<_, _>>()
-            .map_err(Error::Config)
+            .map_err(Error::Arch)
     }
 
     /// The builder's flags, then `KTRACE_NVCC_FLAGS`, then `-Xptxas -v`.

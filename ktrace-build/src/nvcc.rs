@@ -5,6 +5,7 @@
 //! The command lines are plain data ([`NvccJob::args`]) so they can be tested
 //! without a compiler; [`run`] is the thin layer that executes one.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::UNIX_EPOCH;
@@ -41,7 +42,7 @@ pub struct Arch {
 
 impl Arch {
     /// Parses `sm_90`, `sm_90a`, `sm_100f`, `compute_90` or `90`.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, ArchError> {
         let t = s.trim();
         let body = t
             .strip_prefix("sm_")
@@ -74,14 +75,34 @@ impl Arch {
     }
 }
 
-fn bad_arch(s: &str) -> String {
-    let known: Vec<String> = KNOWN_ARCHS.iter().map(|n| format!("sm_{n}")).collect();
-    format!(
-        "unknown GPU architecture {s:?}; expected sm_NN with an optional `a` or `f` suffix, \
-         one of {} (sm_90a for wgmma on Hopper)",
-        known.join(", ")
-    )
+fn bad_arch(s: &str) -> ArchError {
+    ArchError {
+        given: s.to_string(),
+    }
 }
+
+/// An architecture that [`Arch::parse`] does not know. Its `Display` lists
+/// the ones it does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchError {
+    /// The text given, as it was.
+    pub given: String,
+}
+
+impl fmt::Display for ArchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let known: Vec<String> = KNOWN_ARCHS.iter().map(|n| format!("sm_{n}")).collect();
+        write!(
+            f,
+            "unknown GPU architecture {:?}; expected sm_NN with an optional `a` or `f` suffix, \
+             one of {} (sm_90a for wgmma on Hopper)",
+            self.given,
+            known.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for ArchError {}
 
 /// The nvcc a build runs, and what identifies it in the manifests that
 /// decide whether an image is up to date.

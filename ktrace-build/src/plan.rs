@@ -91,7 +91,7 @@ impl Plan {
 /// Decides the build. Fails on too many regions, a module source or variant
 /// without a usable name, or two modules with one name.
 pub(crate) fn plan(inputs: &Inputs<'_>) -> Result<Plan, Error> {
-    let table = RegionTable::from_sources(inputs.scanned).map_err(Error::Config)?;
+    let table = RegionTable::from_sources(inputs.scanned).map_err(Error::Regions)?;
     let include_dir = inputs.out_dir.join("ktrace").join("include");
     let image_dir = inputs.out_dir.join("ktrace").join("kernels");
     let headers = headers(&include_dir, &table, inputs.scanned)?;
@@ -107,7 +107,7 @@ pub(crate) fn plan(inputs: &Inputs<'_>) -> Result<Plan, Error> {
         .map(|m| (m.entry.name.clone(), m.traced.clone(), m.untraced.clone()))
         .collect();
     let codegen_entries: Vec<ModuleEntry> = entries.into_iter().map(|m| m.entry).collect();
-    let rust = codegen::rust_file(&table, &codegen_entries).map_err(Error::Config)?;
+    let rust = codegen::rust_file(&table, &codegen_entries).map_err(Error::Render)?;
     let launchers = (!inputs.launchers.is_empty()).then(|| Launchers {
         sources: inputs.launchers.to_vec(),
         headers: inputs.launcher_headers.to_vec(),
@@ -140,7 +140,7 @@ fn headers(
         .iter()
         .map(|f| f.path.display().to_string())
         .collect();
-    let regions = codegen::regions_header(table, &files).map_err(Error::Config)?;
+    let regions = codegen::regions_header(table, &files).map_err(Error::Render)?;
     let mut headers: Vec<(PathBuf, String)> = DEVICE_HEADERS
         .iter()
         .map(|(name, text)| (include_dir.join(name), text.to_string()))

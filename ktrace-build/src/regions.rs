@@ -1,12 +1,34 @@
 //! Interning region names into one deterministic table.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::PathBuf;
 
 use crate::scan::SourceFile;
 
 /// Largest number of regions: ids are 16 bits and `0xffff` means "unknown".
 pub const MAX_REGIONS: usize = 0xffff;
+
+/// More distinct region names than 16-bit ids, from
+/// [`RegionTable::from_sources`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooManyRegions {
+    /// How many distinct names were found.
+    pub count: usize,
+}
+
+impl fmt::Display for TooManyRegions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} distinct region names found; ktrace ids are 16 bits, so at most \
+             {MAX_REGIONS} regions fit; merge or remove some",
+            self.count
+        )
+    }
+}
+
+impl std::error::Error for TooManyRegions {}
 
 /// One region of the table.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -32,7 +54,7 @@ impl RegionTable {
     /// Interns every marker name of `files`.
     ///
     /// Fails when there are more names than 16-bit ids.
-    pub fn from_sources(files: &[SourceFile]) -> Result<Self, String> {
+    pub fn from_sources(files: &[SourceFile]) -> Result<Self, TooManyRegions> {
         let mut first: BTreeMap<&str, (PathBuf, usize)> = BTreeMap::new();
         for f in files {
             for m in &f.markers {
@@ -42,11 +64,7 @@ impl RegionTable {
             }
         }
         if first.len() > MAX_REGIONS {
-            return Err(format!(
-                "{} distinct region names found; ktrace ids are 16 bits, so at most \
-                 {MAX_REGIONS} regions fit; merge or remove some",
-                first.len()
-            ));
+            return Err(TooManyRegions { count: first.len() });
         }
         let regions = first
             .into_iter()

@@ -65,30 +65,80 @@ pub fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || " _-.:/+#@<>[]()=,".contains(c)
 }
 
+/// What is wrong with a region name, from [`check_name`]. Its `Display`
+/// says what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NameError {
+    /// The name is empty.
+    Empty,
+    /// The name is longer than [`MAX_NAME_LEN`] bytes.
+    TooLong {
+        /// The first 24 characters, to find it by.
+        start: String,
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// The name starts or ends with a space.
+    Space {
+        /// The name.
+        name: String,
+    },
+    /// The name holds a character that [`is_name_char`] rejects.
+    BadChar {
+        /// The name.
+        name: String,
+        /// The first such character.
+        bad: char,
+    },
+}
+
+impl fmt::Display for NameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NameError::Empty => {
+                f.write_str("region name is empty; give the region a name, e.g. KTRACE_B(\"load\")")
+            }
+            NameError::TooLong { start, len } => write!(
+                f,
+                "region name \"{start}…\" is {len} bytes long; the limit is {MAX_NAME_LEN}"
+            ),
+            NameError::Space { name } => write!(
+                f,
+                "region name \"{name}\" starts or ends with a space; remove it"
+            ),
+            NameError::BadChar { name, bad } => write!(
+                f,
+                "region name \"{}\" contains {bad:?}, which cannot appear in a track name; \
+                 use ASCII letters, digits, spaces and {}",
+                name.escape_default(),
+                " _-.:/+#@<>[]()=,".trim()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for NameError {}
+
 /// Checks a region name, returning what is wrong with it.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), NameError> {
     if name.is_empty() {
-        return Err("region name is empty; give the region a name, e.g. KTRACE_B(\"load\")".into());
+        return Err(NameError::Empty);
     }
     if name.len() > MAX_NAME_LEN {
-        return Err(format!(
-            "region name \"{}…\" is {} bytes long; the limit is {MAX_NAME_LEN}",
-            &name[..name.char_indices().nth(24).map_or(name.len(), |(i, _)| i)],
-            name.len()
-        ));
+        return Err(NameError::TooLong {
+            start: name[..name.char_indices().nth(24).map_or(name.len(), |(i, _)| i)].to_string(),
+            len: name.len(),
+        });
     }
     if name.starts_with(' ') || name.ends_with(' ') {
-        return Err(format!(
-            "region name \"{name}\" starts or ends with a space; remove it"
-        ));
+        return Err(NameError::Space { name: name.into() });
     }
     if let Some(bad) = name.chars().find(|&c| !is_name_char(c)) {
-        return Err(format!(
-            "region name \"{}\" contains {bad:?}, which cannot appear in a track name; \
-             use ASCII letters, digits, spaces and {}",
-            name.escape_default(),
-            " _-.:/+#@<>[]()=,".trim()
-        ));
+        return Err(NameError::BadChar {
+            name: name.into(),
+            bad,
+        });
     }
     Ok(())
 }
