@@ -18,6 +18,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
+echo "== no source file over 800 lines, no function over 80"
+python3 scripts/check-sizes.py .
 echo "== ktrace-runtime without its cuda feature"
 cargo build -p ktrace-runtime --no-default-features
 cargo clippy -p ktrace-runtime --no-default-features --all-targets -- -D warnings

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""The house's size rule: no source file under a crate's src/ over 800
+lines and no function there over 80 (test files and #[cfg(test)] modules
+aside). Prints each one over and exits 1 if there is any."""
+import re, sys, subprocess, os
+root = sys.argv[1] if len(sys.argv) > 1 else '.'
+found = []
+files = subprocess.run(['git','-C',root,'ls-files','*.rs'],capture_output=True,text=True).stdout.split()
+files = [f for f in files if re.match(r'^(ktrace-[a-z]+/)?src/', f) or f.startswith('fuzz/src/')]
+fnre = re.compile(r'^\s*(pub(\([^)]*\))?\s+)?(const\s+)?(async\s+)?(unsafe\s+)?(extern\s+"C"\s+)?fn\s+(\w+)')
+for f in files:
+    lines = open(os.path.join(root,f)).read().split('\n')
+    is_test_file = f.endswith('tests.rs') or '/tests/' in f
+    if len(lines) > 800 and not is_test_file:
+        found.append(f"file {f}: {len(lines)} lines (at most 800)")
+    # find #[cfg(test)] mod start to skip
+    test_start = None
+    for i,l in enumerate(lines):
+        if re.match(r'^#\[cfg\(test\)\]', l):
+            test_start = i; break
+    i = 0
+    while i < len(lines):
+        m = fnre.match(lines[i])
+        if m and (test_start is None or i < test_start) and not is_test_file:
+            # find opening brace
+            depth = 0; started = False; j = i
+            while j < len(lines):
+                code = re.sub(r'//.*', '', lines[j])
+                code = re.sub(r'"(\\.|[^"\\])*"', '""', code)
+                code = re.sub(r"'(\\.|[^'\\])'", "''", code)
+                for ch in code:
+                    if ch == '{': depth += 1; started = True
+                    elif ch == '}': depth -= 1
+                if started and depth == 0: break
+                if not started and code.rstrip().endswith(';'): break
+                j += 1
+            n = j - i + 1
+            if started and n > 80:
+                found.append(f"function {m.group(7)} at {f}:{i+1}: {n} lines (at most 80)")
+        i += 1
+for line in found:
+    print(line)
+sys.exit(1 if found else 0)
