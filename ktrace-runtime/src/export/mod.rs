@@ -347,14 +347,15 @@ pub fn export_launch_with_progress(
     opts: &ExportOptions,
     progress: &mut dyn FnMut(&ExportProgress),
 ) -> Result<ExportReport> {
-    let dec = Decoder::new(launch.buffer()?, &opts.decode_for(device));
+    let buffer = launch.buffer()?;
+    let dec = Decoder::new(buffer, &opts.decode_for(device));
     if opts.filter.is_some() {
         // The checks that need no decoding, before the file is created.
         let t0 = dec.first_event_of_launch().unwrap_or(0);
         opts.filter_for(&dec, device, regions, t0)
             .map_err(config_error)?;
     }
-    let fill = ring_fill(&launch.buffer()?);
+    let fill = ring_fill(&buffer);
     let mut done = ExportProgress {
         warps: dec.warp_count(),
         ..ExportProgress::default()
@@ -485,13 +486,14 @@ pub fn export_perfetto(
     let mut fills = Vec::with_capacity(launches.len());
     let mut filters = Vec::with_capacity(launches.len());
     for t in launches {
-        let dec = Decoder::new(t.launch.buffer()?, &opts.decode_for(t.device));
+        let buffer = t.launch.buffer()?;
+        let dec = Decoder::new(buffer, &opts.decode_for(t.device));
         let t0 = dec.first_event_of_launch().unwrap_or(0);
         filters.push(
             opts.filter_for(&dec, t.device, t.regions, t0)
                 .map_err(config_error)?,
         );
-        fills.push(ring_fill(&t.launch.buffer()?));
+        fills.push(ring_fill(&buffer));
         decoders.push(dec);
     }
     let mut done = ExportProgress {

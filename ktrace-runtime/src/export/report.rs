@@ -429,10 +429,11 @@ pub fn report_data(
     regions: &Regions,
     opts: &ReportOptions,
 ) -> Result<ReportData> {
-    let dec = Decoder::new(launch.buffer()?, &opts.export.decode_for(device));
+    let buffer = launch.buffer()?;
+    let dec = Decoder::new(buffer, &opts.export.decode_for(device));
     // Decoded once, for the lanes and statistics and for the analysis.
     let decoded = dec.decode_all();
-    let fill = ring_fill(&launch.buffer()?);
+    let fill = ring_fill(&buffer);
     let summary_opts = SummaryOptions {
         hist_bins: opts.hist_bins.max(1),
         ..SummaryOptions::default()
