@@ -212,13 +212,16 @@ fn registers_and_shared_memory_of_traced_builds() {
     );
 
     // The small kernels: block size (their launches, for occupancy) and
-    // the most registers the default recorder may add to them (6, the
-    // target, where it is met; all_markers peaks on an event's anchor
-    // path inside its loop, see docs/lab/performance-notes.md).
+    // the most registers the default recorder may add to them. The target
+    // was 6; the open's support for sites (one load and one shuffle of
+    // the facts the markers branch on, layout version 4) took 2 to 4 more
+    // at the open, where these kernels peak (all_markers peaks on an
+    // event's anchor path inside its loop, see
+    // docs/lab/performance-notes.md). None of them loses occupancy by it.
     let small: BTreeMap<&str, (u64, u64)> = [
-        ("big_grid_axpy", (256, 6)),
-        ("spin", (128, 6)),
-        ("all_markers", (256, 10)),
+        ("big_grid_axpy", (256, 10)),
+        ("spin", (128, 8)),
+        ("all_markers", (256, 12)),
     ]
     .into_iter()
     .collect();

@@ -25,8 +25,12 @@
  *   2: time anchors in the event ring (KTRACE_EVENT_ANCHOR); the open and
  *      flush pairs read %clock64 first, then %globaltimer, as anchors do.
  *   3: value entries (KTRACE_EVENT_VALUE) after events recorded with a
- *      32-bit value (KTRACE_B_V, KTRACE_E_V, KTRACE_M_V). */
-#define KTRACE_LAYOUT_VERSION 3u
+ *      32-bit value (KTRACE_B_V, KTRACE_E_V, KTRACE_M_V).
+ *   4: the slot's `launch` (was reserved0) and `grid_id` (was reserved1);
+ *      an argument may point at a ktrace_site (KTRACE_ARG_SITE) instead of
+ *      slot 0, for sessions that trace many launches into a persistent
+ *      arena. */
+#define KTRACE_LAYOUT_VERSION 4u
 
 /* Event types (the 16-bit `type` field of an event). */
 #define KTRACE_EVENT_BEGIN 0u
@@ -69,7 +73,8 @@
 #define KTRACE_MAX_CAP (1u << 24)
 
 /* Per-slot metadata, 64 bytes. The first half is written at open, the
- * second half at flush, each with two 16-byte stores. Each timer pair is
+ * second half at flush, each with two 16-byte stores (before version 4,
+ * `launch` and `grid_id` were zero). Each timer pair is
  * read %clock64 first, then %globaltimer (version 2; version 1 read the
  * globaltimer first). */
 typedef struct ktrace_slot_meta {
@@ -79,12 +84,16 @@ typedef struct ktrace_slot_meta {
   uint16_t warp;              /* 20: warp index within the block            */
   uint16_t smid;              /* 22: %smid                                  */
   uint32_t open_magic;        /* 24: KTRACE_OPEN_MAGIC once opened          */
-  uint32_t reserved0;         /* 28: zero                                   */
+  uint32_t launch;            /* 28: the launch, as the warp saw it at open:
+                               *     the site's `epoch` with KTRACE_ARG_SITE,
+                               *     the argument's `launch` otherwise      */
   uint64_t final_globaltimer; /* 32: %globaltimer at flush (ns)             */
   uint64_t final_clock64;     /* 40: %clock64 at flush                      */
   uint32_t count;             /* 48: events recorded, may exceed the cap    */
   uint32_t flush_magic;       /* 52: KTRACE_FLUSH_MAGIC once flushed        */
-  uint64_t reserved1;         /* 56: zero                                   */
+  uint64_t grid_id;           /* 56: %gridid at flush (names a plain launch,
+                               *     or a graph node: every replay of a
+                               *     graph reuses its nodes' ids)           */
 } ktrace_slot_meta;
 
 /* One event, 8 bytes, written as one v2.u32 store: {clock, region | type<<16}
@@ -104,8 +113,56 @@ typedef struct ktrace_arg {
   uint32_t warps_traced; /* popcount(warp_mask) over the block's warps         */
   uint32_t block_stride; /* trace blocks whose linear index % stride == 0 (>=1)*/
   uint32_t blocks_traced;/* traced blocks with a slot; later ones are skipped  */
-  uint32_t cap_log2;     /* per-warp capacity is 1 << cap_log2                 */
-  uint32_t launch;       /* launch index within the session (informational)    */
+  uint32_t cap_log2;     /* per-warp capacity is 1 << (cap_log2 & 31); may
+                          * have KTRACE_ARG_SITE set                          */
+  uint32_t launch;       /* launch index within the session, written to each
+                          * slot's `launch` (without KTRACE_ARG_SITE)         */
 } ktrace_arg;
+
+/* Set in ktrace_arg.cap_log2 (layout version 4): `buffer` is the device
+ * address of a ktrace_site, and each launch writes the slab the site names
+ * instead of one buffer that the host copies back after every launch. */
+#define KTRACE_ARG_SITE 0x80000000u
+/* ktrace_site.slab of a launch that records nothing: the keep rule did not
+ * choose it, or every slab was still waiting to be drained. */
+#define KTRACE_SLAB_NONE 0xffffffffu
+
+/* A site (layout version 4): one kernel launched from one place (a stream,
+ * or a node of a CUDA graph) whose launches never overlap, traced into a
+ * ring of `slab_count` slabs that a host thread drains while the program
+ * runs. A slab is one launch's buffer: blocks_traced * warps_traced slots
+ * of the argument's shape. 64 bytes, 16-byte aligned.
+ *
+ * Each sampled warp reads {epoch, slab, slabs} at open with one 16-byte
+ * load, writes the slab's slot (its `launch` = epoch) unless the slab is
+ * KTRACE_SLAB_NONE, and at flush adds 1 to `flushed` (acq_rel, gpu scope,
+ * after its slot's stores). The warp that brings `flushed` to `warps`, the
+ * last of its launch, resets it and chooses the next launch's slab:
+ *   kept += (slab != NONE); epoch += 1;
+ *   chosen = (keep_from <= epoch < keep_until && (epoch - keep_from) %
+ *             every == 0) || triggers_used < triggers_asked (then used += 1);
+ *   slab = chosen ? (kept - drained < slab_count ? kept % slab_count :
+ *                    NONE, dropped += 1) : NONE.
+ * So a launch's warps all agree on its epoch and slab without the host,
+ * and a slab is complete when `kept` has passed it. The host copies slabs
+ * [drained, kept) and then raises `drained`; it also writes `keep_*`,
+ * `every` and `triggers_asked`, and sets the first launch's slab. */
+typedef struct ktrace_site {
+  uint32_t epoch;          /*  0: launches of this site before the running one */
+  uint32_t slab;           /*  4: slab the running launch writes, or NONE    */
+  uint64_t slabs;          /*  8: device address of slab 0                   */
+  uint32_t flushed;        /* 16: sampled warps of the running launch flushed */
+  uint32_t kept;           /* 20: launches written to a slab so far          */
+  uint32_t dropped;        /* 24: launches chosen that found no free slab    */
+  uint32_t triggers_used;  /* 28: launches kept by triggers_asked            */
+  uint32_t warps;          /* 32: sampled warps per launch                   */
+  uint32_t slab_count;     /* 36: slabs in the ring                          */
+  uint32_t drained;        /* 40: slabs the host has copied out (host)       */
+  uint32_t every;          /* 44: keep every N-th launch of the window (>=1) */
+  uint32_t keep_from;      /* 48: first launch of the window (host)          */
+  uint32_t keep_until;     /* 52: launch after the window's last (host)      */
+  uint32_t triggers_asked; /* 56: launches asked for by the host (host)      */
+  uint32_t reserved;       /* 60: zero                                       */
+} ktrace_site;
 
 #endif /* KTRACE_LAYOUT_H */

@@ -7,7 +7,7 @@ use std::mem::{offset_of, size_of};
 use std::path::PathBuf;
 use std::process::Command;
 
-use ktrace_runtime::format::layout::{self, Event, KtraceArg, SlotMeta};
+use ktrace_runtime::format::layout::{self, Event, KtraceArg, Site, SlotMeta};
 
 fn header_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ktrace-build/include");
@@ -29,15 +29,22 @@ int main(void) {
   F(ktrace_slot_meta, init_globaltimer); F(ktrace_slot_meta, init_clock64);
   F(ktrace_slot_meta, block_linear); F(ktrace_slot_meta, warp);
   F(ktrace_slot_meta, smid); F(ktrace_slot_meta, open_magic);
-  F(ktrace_slot_meta, reserved0); F(ktrace_slot_meta, final_globaltimer);
+  F(ktrace_slot_meta, launch); F(ktrace_slot_meta, final_globaltimer);
   F(ktrace_slot_meta, final_clock64); F(ktrace_slot_meta, count);
-  F(ktrace_slot_meta, flush_magic); F(ktrace_slot_meta, reserved1);
+  F(ktrace_slot_meta, flush_magic); F(ktrace_slot_meta, grid_id);
   SZ(ktrace_event); AL(ktrace_event);
   F(ktrace_event, clock); F(ktrace_event, region); F(ktrace_event, type);
   SZ(ktrace_arg); AL(ktrace_arg);
   F(ktrace_arg, buffer); F(ktrace_arg, warp_mask); F(ktrace_arg, warps_traced);
   F(ktrace_arg, block_stride); F(ktrace_arg, blocks_traced); F(ktrace_arg, cap_log2);
   F(ktrace_arg, launch);
+  SZ(ktrace_site); AL(ktrace_site);
+  F(ktrace_site, epoch); F(ktrace_site, slab); F(ktrace_site, slabs);
+  F(ktrace_site, flushed); F(ktrace_site, kept); F(ktrace_site, dropped);
+  F(ktrace_site, triggers_used); F(ktrace_site, warps); F(ktrace_site, slab_count);
+  F(ktrace_site, drained); F(ktrace_site, every); F(ktrace_site, keep_from);
+  F(ktrace_site, keep_until); F(ktrace_site, triggers_asked); F(ktrace_site, reserved);
+  DEF(KTRACE_ARG_SITE); DEF(KTRACE_SLAB_NONE);
   DEF(KTRACE_LAYOUT_VERSION); DEF(KTRACE_EVENT_BEGIN); DEF(KTRACE_EVENT_END);
   DEF(KTRACE_EVENT_MARK); DEF(KTRACE_OPEN_MAGIC); DEF(KTRACE_FLUSH_MAGIC);
   DEF(KTRACE_REGION_UNKNOWN); DEF(KTRACE_MIN_CAP); DEF(KTRACE_MAX_CAP);
@@ -162,7 +169,7 @@ fn rust_view() -> BTreeMap<String, u64> {
     field!(m, "ktrace_slot_meta.warp", SlotMeta, warp, u16);
     field!(m, "ktrace_slot_meta.smid", SlotMeta, smid, u16);
     field!(m, "ktrace_slot_meta.open_magic", SlotMeta, open_magic, u32);
-    field!(m, "ktrace_slot_meta.reserved0", SlotMeta, reserved0, u32);
+    field!(m, "ktrace_slot_meta.launch", SlotMeta, launch, u32);
     field!(
         m,
         "ktrace_slot_meta.final_globaltimer",
@@ -185,7 +192,7 @@ fn rust_view() -> BTreeMap<String, u64> {
         flush_magic,
         u32
     );
-    field!(m, "ktrace_slot_meta.reserved1", SlotMeta, reserved1, u64);
+    field!(m, "ktrace_slot_meta.grid_id", SlotMeta, grid_id, u64);
     field!(m, "ktrace_event.clock", Event, clock, u32);
     field!(m, "ktrace_event.region", Event, region, u16);
     field!(m, "ktrace_event.type", Event, kind, u16);
@@ -196,6 +203,34 @@ fn rust_view() -> BTreeMap<String, u64> {
     field!(m, "ktrace_arg.blocks_traced", KtraceArg, blocks_traced, u32);
     field!(m, "ktrace_arg.cap_log2", KtraceArg, cap_log2, u32);
     field!(m, "ktrace_arg.launch", KtraceArg, launch, u32);
+    m.insert("sizeof ktrace_site".to_string(), size_of::<Site>() as u64);
+    m.insert(
+        "alignof ktrace_site".to_string(),
+        std::mem::align_of::<Site>() as u64,
+    );
+    m.insert(
+        "define KTRACE_ARG_SITE".to_string(),
+        u64::from(layout::ARG_SITE),
+    );
+    m.insert(
+        "define KTRACE_SLAB_NONE".to_string(),
+        u64::from(layout::SLAB_NONE),
+    );
+    field!(m, "ktrace_site.epoch", Site, epoch, u32);
+    field!(m, "ktrace_site.slab", Site, slab, u32);
+    field!(m, "ktrace_site.slabs", Site, slabs, u64);
+    field!(m, "ktrace_site.flushed", Site, flushed, u32);
+    field!(m, "ktrace_site.kept", Site, kept, u32);
+    field!(m, "ktrace_site.dropped", Site, dropped, u32);
+    field!(m, "ktrace_site.triggers_used", Site, triggers_used, u32);
+    field!(m, "ktrace_site.warps", Site, warps, u32);
+    field!(m, "ktrace_site.slab_count", Site, slab_count, u32);
+    field!(m, "ktrace_site.drained", Site, drained, u32);
+    field!(m, "ktrace_site.every", Site, every, u32);
+    field!(m, "ktrace_site.keep_from", Site, keep_from, u32);
+    field!(m, "ktrace_site.keep_until", Site, keep_until, u32);
+    field!(m, "ktrace_site.triggers_asked", Site, triggers_asked, u32);
+    field!(m, "ktrace_site.reserved", Site, reserved, u32);
     m
 }
 
@@ -241,6 +276,7 @@ fn header_mentions_every_field_we_parse() {
     };
     assert_eq!(fields_in("ktrace_slot_meta").len(), 12);
     assert_eq!(fields_in("ktrace_event"), ["clock", "region", "type"]);
+    assert_eq!(fields_in("ktrace_site").len(), 15);
     assert_eq!(
         fields_in("ktrace_arg"),
         [

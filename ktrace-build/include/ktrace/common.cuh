@@ -128,13 +128,16 @@ static_assert(offsetof(ktrace_slot_meta, init_clock64) == kOpenTimers + 8,
               "ktrace: open store writes {globaltimer, clock64}");
 static_assert(offsetof(ktrace_slot_meta, warp) == kOpenIds + 4 && kSmidShift == 16 &&
                   offsetof(ktrace_slot_meta, open_magic) == kOpenIds + 8 &&
-                  offsetof(ktrace_slot_meta, reserved0) == kOpenIds + 12,
-              "ktrace: open store writes {block, warp | smid << 16, magic, 0}");
+                  offsetof(ktrace_slot_meta, launch) == kOpenIds + 12,
+              "ktrace: open store writes {block, warp | smid << 16, magic, launch}");
 static_assert(offsetof(ktrace_slot_meta, final_clock64) == kFlushTimers + 8,
               "ktrace: flush store writes {globaltimer, clock64}");
 static_assert(offsetof(ktrace_slot_meta, flush_magic) == kFlushCount + 4 &&
-                  offsetof(ktrace_slot_meta, reserved1) == kFlushCount + 8,
-              "ktrace: flush store writes {count, magic, 0, 0}");
+                  offsetof(ktrace_slot_meta, grid_id) == kFlushCount + 8,
+              "ktrace: flush store writes {count, magic, grid_id}");
+static_assert(sizeof(ktrace_site) == 64 && offsetof(ktrace_site, slab) == 4 &&
+                  offsetof(ktrace_site, slabs) == 8 && offsetof(ktrace_site, flushed) == 16,
+              "ktrace: a warp reads {epoch, slab, slabs} of its site with one 16-byte load");
 static_assert(sizeof(ktrace_event) == 8 && offsetof(ktrace_event, clock) == 0 &&
                   offsetof(ktrace_event, region) == 4 &&
                   offsetof(ktrace_event, region) + 2 == offsetof(ktrace_event, type),
@@ -150,7 +153,22 @@ struct Open {
   uint32_t warp;
   uint32_t block;
   uint64_t slot;
+  bool site;
+  uint32_t launch;
 };
+
+/// The slab the running launch of the site at `site` writes (set by the
+/// last warp of the site's previous launch, so every warp of the launch
+/// reads the same). Not inlined: a warp calls it once, at open, and
+/// inlined its load took registers the open's other values needed.
+__device__ __noinline__ uint32_t site_slab(uint64_t site) {
+  uint32_t slab;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];"
+               : "=r"(slab)
+               : "l"(site + offsetof(ktrace_site, slab))
+               : "memory");
+  return slab;
+}
 
 __device__ __forceinline__ Open open_slot(const ktrace_arg& arg) {
   Open o;
@@ -159,19 +177,40 @@ __device__ __forceinline__ Open open_slot(const ktrace_arg& arg) {
   // it is warp-uniform, so the per-event skip branch needs no
   // reconvergence barrier.
   const uint32_t active = __activemask();
-  o.warp = __shfl_sync(active, tid / 32, __ffs(active) - 1);
+  const int src = __ffs(active) - 1;
   o.block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-  const bool warp_on = o.warp < 32 && ((arg.warp_mask >> o.warp) & 1u);
   const uint32_t stride = arg.block_stride ? arg.block_stride : 1u;
   const uint32_t block_slot = o.block / stride;
   const bool block_on = (o.block % stride) == 0 && block_slot < arg.blocks_traced;
-  o.skip = arg.buffer == 0 || !warp_on || !block_on;
+  // Traced through a site (KTRACE_ARG_SITE): {epoch, slab, slabs}, set for
+  // this launch by the last warp of the site's previous launch, so every
+  // warp of the launch reads the same.
+  o.site = (arg.launch & KTRACE_ARG_SITE) != 0;
+  const uint32_t slab = o.site && arg.buffer != 0 ? site_slab(arg.buffer) : 0u;
+  const uint32_t warp = tid / 32;
+  const bool warp_on = warp < 32 && ((arg.warp_mask >> warp) & 1u);
+  const uint32_t sampled = arg.buffer != 0 && warp_on && block_on;
+  const uint32_t records = sampled && !(o.site && slab == KTRACE_SLAB_NONE);
+  // One shuffle of the facts the markers branch on, from one lane.
+  const uint32_t facts = __shfl_sync(active, warp | (sampled << 8) | (records << 9), src);
+  o.warp = facts & 0xffu;
+  o.skip = !((facts >> 9) & 1u);
+  o.site = o.site && ((facts >> 8) & 1u);
+  // With a site, the flush writes the launch (the site's epoch, which only
+  // the last warp of the launch advances).
+  o.launch = o.site ? 0u : arg.launch;
   o.slot = 0;
   if (!o.skip) {
     const uint32_t warp_slot = __popc(arg.warp_mask & ((1u << o.warp) - 1u));
     const uint64_t slot_bytes = sizeof(ktrace_slot_meta) + (sizeof(ktrace_event) << arg.cap_log2);
-    o.slot = arg.buffer +
-             (static_cast<uint64_t>(block_slot) * arg.warps_traced + warp_slot) * slot_bytes;
+    uint64_t base = arg.buffer;
+    if (o.site) {
+      // The site's slabs follow it.
+      base = arg.buffer + sizeof(ktrace_site) +
+             __shfl_sync(active, slab, src) * slot_bytes * arg.warps_traced *
+                 static_cast<uint64_t>(arg.blocks_traced);
+    }
+    o.slot = base + (static_cast<uint64_t>(block_slot) * arg.warps_traced + warp_slot) * slot_bytes;
   }
   return o;
 }
@@ -184,7 +223,7 @@ __device__ __forceinline__ Open open_slot(const ktrace_arg& arg) {
 /// registers fewer on big_grid and block_sum_256 with the store recorder).
 __device__ __forceinline__ uint64_t write_open(const Open& o, bool leader) {
   const uint32_t ids = o.warp | (smid() << layout::kSmidShift);
-  store_v4_cs(o.slot + layout::kOpenIds, o.block, ids, KTRACE_OPEN_MAGIC, 0u, leader);
+  store_v4_cs(o.slot + layout::kOpenIds, o.block, ids, KTRACE_OPEN_MAGIC, o.launch, leader);
   const uint64_t clk = clock64();
   const uint64_t gt = globaltimer();
   store_v4_cs(o.slot + layout::kOpenTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
@@ -213,15 +252,104 @@ __device__ __forceinline__ FlushLanes flush_lanes() {
   return l;
 }
 
+/// %gridid: which grid the warp belongs to (a plain launch, or a node of a
+/// CUDA graph, whose every replay reads the same id).
+__device__ __forceinline__ uint64_t grid_id() {
+  uint64_t r;
+  asm volatile("mov.u64 %0, %%gridid;" : "=l"(r));
+  return r;
+}
+
 /// Writes the flush half of a slot's metadata (from the lane where
-/// `leader` is set): the closing timer pair and the entry count.
+/// `leader` is set): the closing timer pair, the entry count and %gridid.
 __device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool leader) {
   const uint64_t clk = clock64();
   const uint64_t gt = globaltimer();
   store_v4_cs(slot + layout::kFlushTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
               (uint32_t)(clk >> 32), leader);
-  store_v4_cs(slot + layout::kFlushCount, count, KTRACE_FLUSH_MAGIC, 0u, 0u, leader);
+  const uint64_t grid = grid_id();
+  store_v4_cs(slot + layout::kFlushCount, count, KTRACE_FLUSH_MAGIC, (uint32_t)grid,
+              (uint32_t)(grid >> 32), leader);
 }
+
+/// The site's next launch, chosen by the last warp of the running one (see
+/// ktrace_site in ktrace_layout.h): counts the running launch, advances the
+/// epoch and sets the slab the next launch writes. Only this warp touches
+/// the site until the next launch starts, which is after this one ends.
+__device__ __forceinline__ void advance_site(ktrace_site* site) {
+  volatile ktrace_site* s = site;
+  const uint32_t kept = s->kept + (s->slab != KTRACE_SLAB_NONE ? 1u : 0u);
+  const uint32_t epoch = s->epoch + 1u;
+  const uint32_t every = s->every ? s->every : 1u;
+  bool chosen = epoch >= s->keep_from && epoch < s->keep_until &&
+                (epoch - s->keep_from) % every == 0;
+  if (!chosen && s->triggers_used != s->triggers_asked) {
+    chosen = true;
+    s->triggers_used = s->triggers_used + 1u;
+  }
+  uint32_t slab = KTRACE_SLAB_NONE;
+  if (chosen) {
+    if (kept - s->drained < s->slab_count) {
+      slab = kept % s->slab_count;
+    } else {
+      s->dropped = s->dropped + 1u;
+    }
+  }
+  s->flushed = 0;
+  s->kept = kept;
+  // The next launch reads epoch and slab together; it starts after this
+  // launch has ended, so a release store orders them after the rest.
+  asm volatile("st.release.gpu.global.v2.u32 [%0], {%1, %2};" ::"l"(site), "r"(epoch),
+               "r"(slab)
+               : "memory");
+}
+
+/// A warp's end at its site (KTRACE_ARG_SITE), from the lane where `leader`
+/// is set. A warp that recorded into `slot` writes the launch there (the
+/// site's epoch, still this launch's: only its last warp advances it); a
+/// warp that recorded nothing (`slot` 0) counts only if it is sampled. Then
+/// it adds itself to the site's `flushed`, after its slot's stores
+/// (release); the warp that completes the launch (acquire: it sees every
+/// other warp's slot) chooses the next launch. Not inlined: it runs once per
+/// warp, and inlined it changed how the code before it was allocated. The
+/// argument's fields come by value, read from the kernel's parameters.
+__device__ __noinline__ void close_site(uint64_t site_addr, uint32_t warp_mask, uint32_t stride,
+                                        uint32_t blocks_traced, uint32_t warps_traced,
+                                        uint64_t slot, bool leader) {
+  if (!leader) return;
+  if (slot == 0) {
+    // Sampled? (as open_slot decides; the warp keeps no register for it)
+    const uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const uint32_t warp = tid / 32;
+    const uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const uint32_t st = stride ? stride : 1u;
+    const bool sampled = warp < 32 && ((warp_mask >> warp) & 1u) && (block % st) == 0 &&
+                         block / st < blocks_traced;
+    if (!sampled) return;
+  }
+  ktrace_site* site = reinterpret_cast<ktrace_site*>(site_addr);
+  if (slot) {
+    uint32_t epoch;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(epoch) : "l"(&site->epoch) : "memory");
+    asm volatile("st.global.cs.u32 [%0], %1;" ::"l"(slot + offsetof(ktrace_slot_meta, launch)),
+                 "r"(epoch)
+                 : "memory");
+  }
+  uint32_t before;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+               : "=r"(before)
+               : "l"(&site->flushed)
+               : "memory");
+  if (before + 1u == warps_traced * blocks_traced) advance_site(site);
+}
+
+/// close_site for the launch of `arg`, if it is traced through a site.
+#define KTRACE_CLOSE_SITE_(arg, slot, leader)                                             \
+  do {                                                                                    \
+    if (((arg).launch & KTRACE_ARG_SITE) && (arg).buffer != 0)                            \
+      ::ktrace::close_site((arg).buffer, (arg).warp_mask, (arg).block_stride,             \
+                           (arg).blocks_traced, (arg).warps_traced, (slot), (leader));    \
+  } while (0)
 
 }  // namespace ktrace
 

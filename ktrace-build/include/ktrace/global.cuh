@@ -25,7 +25,7 @@ namespace ktrace {
 class Context {
  public:
   __device__ __forceinline__ explicit Context(const ktrace_arg& arg)
-      : base_(0), cnt_(0), mask_(0), skip_(1), anchor_clk_(0) {
+      : arg_(&arg), base_(0), cnt_(0), mask_(0), skip_(1), anchor_clk_(0) {
     Open o = open_slot(arg);
     skip_ = o.skip ? 1u : 0u;
     const bool leader = !o.skip && elect_leader();
@@ -58,20 +58,34 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   /// Writes any events still held, the closing timer pair and the event
-  /// count. Called by the destructor; later calls do nothing.
+  /// count, and counts the warp at its site (KTRACE_ARG_SITE). Called by
+  /// the destructor; later calls do nothing.
   __device__ __forceinline__ void flush() {
-    if (skip_) return;
-#if KTRACE_RECORDER == KTRACE_RECORDER_RING
-    const uint32_t held = cnt_ & 31u;
-    if (lane_ < held) {
-      store_event(base_ + (uint64_t)(((cnt_ & ~31u) + lane_) & mask_) * sizeof(ktrace_event),
-                  held_clk_, held_tag_, true);
-    }
-#endif
+    if (skip_ == 3u) return;
     // The metadata from the lowest lane that reached the flush (not a lane
     // chosen at the open and held in a register across the kernel).
-    write_flush(base_ - sizeof(ktrace_slot_meta), cnt_, flush_lanes().rank == 0);
-    skip_ = 1u;
+    const bool leader = flush_lanes().rank == 0;
+    if (skip_) {
+      // A sampled warp whose launch records nothing still counts itself at
+      // its site; 3: flushed, later calls do nothing.
+      KTRACE_CLOSE_SITE_(*arg_, 0, leader);
+      skip_ = 3u;
+      return;
+    }
+    {
+#if KTRACE_RECORDER == KTRACE_RECORDER_RING
+      const uint32_t held = cnt_ & 31u;
+      if (lane_ < held) {
+        store_event(base_ + (uint64_t)(((cnt_ & ~31u) + lane_) & mask_) * sizeof(ktrace_event),
+                    held_clk_, held_tag_, true);
+      }
+#endif
+      write_flush(base_ - sizeof(ktrace_slot_meta), cnt_, leader);
+    }
+    // The argument is read again here, from the kernel's parameters: the
+    // site costs no register across the kernel.
+    KTRACE_CLOSE_SITE_(*arg_, base_ - sizeof(ktrace_slot_meta), leader);
+    skip_ = 3u;
   }
 
   /// Records one event: `tag` is `region | type << 16`.
@@ -94,10 +108,11 @@ class Context {
   }
 
  private:
+  const ktrace_arg* arg_;  // the launch's argument (the kernel's parameter)
   uint64_t base_;  // first event of this warp's slot
   uint32_t cnt_;   // entries recorded so far (events and anchors)
   uint32_t mask_;  // cap - 1
-  uint32_t skip_;  // 1: this warp records nothing (warp-uniform)
+  uint32_t skip_;  // not 0: this warp records nothing (warp-uniform); 3: flushed
   uint32_t anchor_clk_;  // low 32 bits of %clock at the last anchor (or open)
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
   uint32_t lane_;

@@ -122,7 +122,7 @@ static __shared__ __align__(16) uint4 ktrace_newest_state[KTRACE_SMEM_WARPS];
 /// timer pairs.
 class Context {
  public:
-  __device__ __forceinline__ explicit Context(const ktrace_arg& arg) {
+  __device__ __forceinline__ explicit Context(const ktrace_arg& arg) : arg_(&arg) {
     const Open o = open_slot(arg);
 #if KTRACE_SMEM_WARPS < 32
     if (!o.skip && o.warp >= KTRACE_SMEM_WARPS) __trap();
@@ -159,7 +159,14 @@ class Context {
   /// warp's lanes that recorded (the whole warp or lane 0), or more: the
   /// byte count is taken from the lowest active lane.
   __device__ __forceinline__ void flush() {
-    if (skip_) return;
+    if (skip_ == 3u) return;
+    if (skip_) {
+      // A sampled warp whose launch records nothing still counts itself at
+      // its site; 3: flushed, later calls do nothing.
+      KTRACE_CLOSE_SITE_(*arg_, 0, flush_lanes().rank == 0);
+      skip_ = 3u;
+      return;
+    }
     const FlushLanes fl = flush_lanes();
     const uint32_t active = fl.active, rank = fl.rank, lanes = fl.count;
     const uint32_t at = __shfl_sync(active, at_, fl.src);
@@ -189,7 +196,8 @@ class Context {
       store_event(events + static_cast<uint64_t>(pos) * sizeof(ktrace_event), e.x, e.y, true);
     }
     write_flush(slot, small_cap ? count : kept, rank == 0);
-    skip_ = 1u;
+    KTRACE_CLOSE_SITE_(*arg_, slot, rank == 0);
+    skip_ = 3u;
   }
 
   /// Records one event: `tag` is `region | type << 16`.
@@ -221,7 +229,8 @@ class Context {
   uint32_t at_;     // bytes recorded: 8 per event
   uint32_t entry_;  // shared address of the last entry written (the ring's start before)
   uint64_t held_;   // the last entry written {clock, tag}
-  uint32_t skip_;   // 1: this warp records nothing (warp-uniform)
+  const ktrace_arg* arg_;  // the launch's argument (the kernel's parameter)
+  uint32_t skip_;   // not 0: this warp records nothing (warp-uniform); 3: flushed
 #if !KTRACE_NEWEST_BRANCH
   uint32_t write_;  // 1: lane 0 of a traced warp (the lane that stores)
 #endif

@@ -182,7 +182,7 @@ __device__ __forceinline__ void st_shared_v2(uint32_t addr, uint32_t a, uint32_t
 /// half, issued 16 entries earlier, to have been read.
 class Context {
  public:
-  __device__ __forceinline__ explicit Context(const ktrace_arg& arg) {
+  __device__ __forceinline__ explicit Context(const ktrace_arg& arg) : arg_(&arg) {
     const Open o = open_slot(arg);
 #if KTRACE_SMEM_WARPS < 32
     if (!o.skip && o.warp >= KTRACE_SMEM_WARPS) __trap();
@@ -216,7 +216,14 @@ class Context {
   /// the warp's lanes that recorded (the whole warp or lane 0), or more:
   /// the staging pointers are taken from the lowest active lane.
   __device__ __forceinline__ void flush() {
-    if (skip_) return;
+    if (skip_ == 3u) return;
+    if (skip_) {
+      // A sampled warp whose launch records nothing still counts itself at
+      // its site; 3: flushed, later calls do nothing.
+      KTRACE_CLOSE_SITE_(*arg_, 0, flush_lanes().rank == 0);
+      skip_ = 3u;
+      return;
+    }
     const FlushLanes fl = flush_lanes();
     const uint32_t active = fl.active, rank = fl.rank, lanes = fl.count;
     const uint32_t at = __shfl_sync(active, at_, fl.src);
@@ -257,7 +264,13 @@ class Context {
       }
     }
     write_flush(slot, done + held, leader);
-    skip_ = 1u;
+    if (arg_->launch & KTRACE_ARG_SITE) {
+      // The bulk copies wrote through the async proxy: ordered before the
+      // site's count like the generic stores.
+      asm volatile("fence.proxy.async.global;" ::: "memory");
+      KTRACE_CLOSE_SITE_(*arg_, slot, leader);
+    }
+    skip_ = 3u;
   }
 
   /// Records one event: `tag` is `region | type << 16`.
@@ -303,7 +316,8 @@ class Context {
   uint32_t at_;          // shared address of the next entry
   uint32_t end_;         // end of the half being filled, minus 1 in half 1
   uint32_t anchor_clk_;  // low 32 bits of %clock at the last anchor (or open)
-  uint32_t skip_;        // 1: this warp records nothing (warp-uniform)
+  const ktrace_arg* arg_;  // the launch's argument (the kernel's parameter)
+  uint32_t skip_;        // not 0: this warp records nothing (warp-uniform); 3: flushed
 };
 
 }  // namespace ktrace

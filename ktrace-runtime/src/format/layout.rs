@@ -12,7 +12,7 @@
 use std::mem::{offset_of, size_of};
 
 /// `KTRACE_LAYOUT_VERSION`: bumped whenever the layout changes meaning.
-pub const LAYOUT_VERSION: u32 = 3;
+pub const LAYOUT_VERSION: u32 = 4;
 /// The oldest layout version this build decodes: version 1 buffers have no
 /// time anchors and are decoded with the two-point time model.
 pub const OLDEST_LAYOUT_VERSION: u32 = 1;
@@ -77,8 +77,10 @@ pub struct SlotMeta {
     pub smid: u16,
     /// [`OPEN_MAGIC`] once opened.
     pub open_magic: u32,
-    /// Zero.
-    pub reserved0: u32,
+    /// The launch the warp belonged to, as it saw it at open (layout
+    /// version 4; zero before): its site's epoch for a launch traced
+    /// through a site ([`ARG_SITE`]), the argument's `launch` otherwise.
+    pub launch: u32,
     /// `%globaltimer` at flush, in nanoseconds.
     pub final_globaltimer: u64,
     /// `%clock64` at flush.
@@ -87,8 +89,10 @@ pub struct SlotMeta {
     pub count: u32,
     /// [`FLUSH_MAGIC`] once flushed.
     pub flush_magic: u32,
-    /// Zero.
-    pub reserved1: u64,
+    /// `%gridid` at flush (layout version 4; zero before): names a plain
+    /// launch, or a node of a CUDA graph (every replay of a graph reuses
+    /// its nodes' ids).
+    pub grid_id: u64,
 }
 
 fn u16_at(b: &[u8], off: usize) -> u16 {
@@ -117,12 +121,12 @@ impl SlotMeta {
             warp: u16_at(b, offset_of!(SlotMeta, warp)),
             smid: u16_at(b, offset_of!(SlotMeta, smid)),
             open_magic: u32_at(b, offset_of!(SlotMeta, open_magic)),
-            reserved0: u32_at(b, offset_of!(SlotMeta, reserved0)),
+            launch: u32_at(b, offset_of!(SlotMeta, launch)),
             final_globaltimer: u64_at(b, offset_of!(SlotMeta, final_globaltimer)),
             final_clock64: u64_at(b, offset_of!(SlotMeta, final_clock64)),
             count: u32_at(b, offset_of!(SlotMeta, count)),
             flush_magic: u32_at(b, offset_of!(SlotMeta, flush_magic)),
-            reserved1: u64_at(b, offset_of!(SlotMeta, reserved1)),
+            grid_id: u64_at(b, offset_of!(SlotMeta, grid_id)),
         }
     }
 
@@ -148,10 +152,7 @@ impl SlotMeta {
             offset_of!(SlotMeta, open_magic),
             &self.open_magic.to_le_bytes(),
         );
-        put(
-            offset_of!(SlotMeta, reserved0),
-            &self.reserved0.to_le_bytes(),
-        );
+        put(offset_of!(SlotMeta, launch), &self.launch.to_le_bytes());
         put(
             offset_of!(SlotMeta, final_globaltimer),
             &self.final_globaltimer.to_le_bytes(),
@@ -165,10 +166,7 @@ impl SlotMeta {
             offset_of!(SlotMeta, flush_magic),
             &self.flush_magic.to_le_bytes(),
         );
-        put(
-            offset_of!(SlotMeta, reserved1),
-            &self.reserved1.to_le_bytes(),
-        );
+        put(offset_of!(SlotMeta, grid_id), &self.grid_id.to_le_bytes());
         b
     }
 
@@ -290,6 +288,105 @@ impl KtraceArg {
         cap_log2: 0,
         launch: 0,
     };
+}
+
+/// `KTRACE_ARG_SITE`, set in [`KtraceArg::cap_log2`] (layout version 4):
+/// the argument's `buffer` is the address of a [`Site`], not of slot 0.
+pub const ARG_SITE: u32 = 0x8000_0000;
+/// `KTRACE_SLAB_NONE`: the [`Site::slab`] of a launch that records nothing.
+pub const SLAB_NONE: u32 = 0xffff_ffff;
+/// Bytes of a site (`sizeof(ktrace_site)`).
+pub const SITE_BYTES: usize = size_of::<Site>();
+
+/// A site (`ktrace_site`, layout version 4): one kernel launched from one
+/// place whose launches never overlap, traced into a ring of slabs in a
+/// persistent arena. The device advances it at the end of each launch; the
+/// host drains the slabs `drained..kept` and sets the keep rule. See
+/// `ktrace_layout.h` for the protocol.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Site {
+    /// Launches of this site before the running one.
+    pub epoch: u32,
+    /// The slab the running launch writes, or [`SLAB_NONE`].
+    pub slab: u32,
+    /// Device address of slab 0.
+    pub slabs: u64,
+    /// Sampled warps of the running launch that have flushed.
+    pub flushed: u32,
+    /// Launches written to a slab so far.
+    pub kept: u32,
+    /// Launches the keep rule chose that found no free slab.
+    pub dropped: u32,
+    /// Launches kept because the host asked for them (`triggers_asked`).
+    pub triggers_used: u32,
+    /// Sampled warps per launch.
+    pub warps: u32,
+    /// Slabs in the ring.
+    pub slab_count: u32,
+    /// Slabs the host has copied out.
+    pub drained: u32,
+    /// Keep every `every`-th launch of the window (at least 1).
+    pub every: u32,
+    /// First launch of the window.
+    pub keep_from: u32,
+    /// The launch after the window's last.
+    pub keep_until: u32,
+    /// Launches asked for by the host beyond the window.
+    pub triggers_asked: u32,
+    /// Zero.
+    pub reserved: u32,
+}
+
+impl Site {
+    /// Reads a site from its 64 little-endian bytes.
+    pub fn from_bytes(b: &[u8; SITE_BYTES]) -> Self {
+        let w = |i: usize| u32_at(b, 4 * i);
+        Site {
+            epoch: w(0),
+            slab: w(1),
+            slabs: u64_at(b, offset_of!(Site, slabs)),
+            flushed: w(4),
+            kept: w(5),
+            dropped: w(6),
+            triggers_used: w(7),
+            warps: w(8),
+            slab_count: w(9),
+            drained: w(10),
+            every: w(11),
+            keep_from: w(12),
+            keep_until: w(13),
+            triggers_asked: w(14),
+            reserved: w(15),
+        }
+    }
+
+    /// The site's 64 little-endian bytes, as the device reads them.
+    pub fn to_bytes(&self) -> [u8; SITE_BYTES] {
+        let mut b = [0u8; SITE_BYTES];
+        let words = [
+            self.epoch,
+            self.slab,
+            self.slabs as u32,
+            (self.slabs >> 32) as u32,
+            self.flushed,
+            self.kept,
+            self.dropped,
+            self.triggers_used,
+            self.warps,
+            self.slab_count,
+            self.drained,
+            self.every,
+            self.keep_from,
+            self.keep_until,
+            self.triggers_asked,
+            self.reserved,
+        ];
+        for (i, w) in words.iter().enumerate() {
+            b[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+        }
+        b
+    }
 }
 
 /// Bytes of one slot for a per-warp capacity of `1 << cap_log2` events.
