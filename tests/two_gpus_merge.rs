@@ -59,6 +59,7 @@ fn pair(launches: u64, n: u64, gpus: [&Gpu; 2]) -> [Capture; 2] {
         regions: Regions::from_table(REGIONS),
         launches: Vec::new(),
         clock_syncs: Vec::new(),
+        ..Default::default()
     });
     for (g, cap) in caps.iter_mut().enumerate() {
         cap.clock_syncs

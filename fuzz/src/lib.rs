@@ -565,6 +565,7 @@ fn sampled_capture_seeds(out: &mut Vec<Seed>, sample: &Capture) {
             ..sampled_launch()
         }],
         clock_syncs: Vec::new(),
+        ..Default::default()
     };
     out.push(("capture_parse", "seed-sampled".into(), written(&sampled)));
     sampled.launches.clear();

@@ -87,6 +87,7 @@ fn main() {
         ]),
         launches: vec![launch.into_capture(), sample_launch(1, 50)],
         clock_syncs: Vec::new(),
+        ..Default::default()
     };
     if let Err(e) = cap.save(&out) {
         eprintln!("synth_capture: {e}");

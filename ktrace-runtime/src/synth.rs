@@ -372,6 +372,7 @@ pub fn sample_capture() -> crate::format::capture::Capture {
         regions: crate::format::regions::Regions::from_table(SAMPLE_REGIONS),
         launches: vec![sample_launch(0, 0), sample_launch(1, 200)],
         clock_syncs: Vec::new(),
+        ..Default::default()
     }
 }
 

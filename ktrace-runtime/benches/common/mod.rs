@@ -175,5 +175,6 @@ pub fn capture(events: u64) -> Capture {
         regions: Regions::from_table(REGIONS),
         launches: vec![launch(&Plan::for_events(events))],
         clock_syncs: Vec::new(),
+        ..Default::default()
     }
 }

@@ -106,6 +106,73 @@ pub struct LaunchCapture {
     pub kernel: String,
     /// When the host enqueued the launch and saw it finish, if recorded.
     pub host_span: Option<HostSpan>,
+    /// Where the launch came from when a continuous session traced it
+    /// through a site (layout version 4): the site, the launch's index among
+    /// the site's launches and its `%gridid`. `None` for a launch traced
+    /// alone.
+    pub origin: Option<LaunchOrigin>,
+}
+
+/// Which launch of which site a launch is (see [`LaunchCapture::origin`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LaunchOrigin {
+    /// The site (its index in the session: [`SiteRecord::site`]).
+    pub site: u32,
+    /// The launch's index among the site's launches (its `epoch`), counted
+    /// on the device: graph replays included, kept or not.
+    pub epoch: u32,
+    /// `%gridid` of the launch: a plain launch's own, or its graph node's
+    /// (every replay of a graph reuses its nodes' ids).
+    pub grid_id: u64,
+}
+
+/// A range of host time that the program marked as one step of its work
+/// (`ContinuousSession::step`), on the host's `CLOCK_REALTIME`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostStep {
+    /// The step's name, e.g. "decode".
+    pub name: String,
+    /// The step's index, as the program gave it.
+    pub index: u64,
+    /// When the step began, in ns.
+    pub begin_ns: u64,
+    /// When it ended, in ns.
+    pub end_ns: u64,
+}
+
+/// One site of a continuous session and what became of its launches: its
+/// kernel, how many launches it saw, kept, dropped (chosen, but no slab was
+/// free) and left out (not chosen by the keep rule).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SiteRecord {
+    /// The site's index in the session.
+    pub site: u32,
+    /// The kernel's name.
+    pub kernel: String,
+    /// Launches the site saw (its epoch at the end).
+    pub launches: u64,
+    /// Launches written to a slab (the capture holds those that were
+    /// drained).
+    pub kept: u64,
+    /// Launches the keep rule chose that found every slab still waiting to
+    /// be drained: lost, and counted here.
+    pub dropped: u64,
+}
+
+/// How a capture file that is written as the program runs ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// With its end record: the program finished the capture.
+    Closed,
+    /// Without one: the file stops at byte `offset`, after the last complete
+    /// record (the program was stopped, or is still writing). What it holds
+    /// up to there is read.
+    Cut {
+        /// Bytes of the file read: its complete records.
+        offset: u64,
+        /// Bytes after them, an incomplete record, not read.
+        left: u64,
+    },
 }
 
 impl LaunchCapture {
@@ -118,6 +185,7 @@ impl LaunchCapture {
             layout_version: LAYOUT_VERSION,
             kernel: String::new(),
             host_span: None,
+            origin: None,
         }
     }
 
@@ -157,6 +225,14 @@ pub struct Capture {
     /// The GPU's `%globaltimer` measured against the host's clock, in the
     /// order taken (empty in version 1 files).
     pub clock_syncs: Vec<ClockSync>,
+    /// The host's steps (continuous sessions), in the order they ended.
+    pub steps: Vec<HostStep>,
+    /// The sites of a continuous session, with what became of their
+    /// launches.
+    pub sites: Vec<SiteRecord>,
+    /// How a file written as the program ran ended; `None` for a capture
+    /// written whole.
+    pub stream_end: Option<StreamEnd>,
 }
 
 impl Capture {
@@ -248,6 +324,7 @@ impl Capture {
             regions,
             launches,
             clock_syncs,
+            ..Default::default()
         })
     }
 
@@ -297,6 +374,7 @@ fn file_header(capture: &Capture) -> Result<(Vec<u8>, Vec<LaunchBuffer<'_>>)> {
         regions,
         launches,
         clock_syncs,
+        ..
     } = capture;
     let name = device.name.as_bytes();
     if name.len() > MAX_NAME_BYTES {
@@ -583,6 +661,7 @@ impl<S: Source> Reader<S> {
             layout_version,
             kernel,
             host_span: host,
+            origin: None,
         })
     }
 

@@ -177,6 +177,7 @@ impl TraceSession {
                 regions: Regions::from_table(regions),
                 launches: Vec::new(),
                 clock_syncs: Vec::new(),
+                ..Default::default()
             },
             output,
             capture_path,
