@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use ktrace_runtime::format::capture::{Capture, HostSpan, FORMAT_VERSION, MAGIC};
+use ktrace_runtime::format::capture::{Capture, HostSpan, StreamEnd, FORMAT_VERSION, MAGIC};
 use ktrace_runtime::synth::sample_capture;
 use ktrace_runtime::timeline::ClockSync;
 use ktrace_runtime::{decode::decode, decode::DecodeOptions, Error};
@@ -51,12 +51,18 @@ fn sample_v2() -> Capture {
 }
 
 #[test]
-fn version_2_keeps_identity_syncs_kernels_and_host_spans_and_stores_only_used_entries() {
+fn version_3_keeps_identity_syncs_kernels_and_host_spans_and_stores_only_used_entries() {
     let cap = sample_v2();
     let b = bytes_of(&cap);
-    assert_eq!(u16::from_le_bytes([b[8], b[9]]), 2);
+    assert_eq!(u16::from_le_bytes([b[8], b[9]]), FORMAT_VERSION);
     let back = Capture::from_bytes(&b).unwrap();
-    assert_eq!(back, cap);
+    assert_eq!(
+        back,
+        Capture {
+            stream_end: Some(StreamEnd::Closed),
+            ..cap.clone()
+        }
+    );
     assert_eq!(back.launches[1].title(), "launch 1: kernel_1");
     assert_eq!(back.device.label(), "GPU 1: Synthetic GPU");
     // The same launches in version 1 (whole buffers) are larger: the rings
@@ -69,19 +75,48 @@ fn version_2_keeps_identity_syncs_kernels_and_host_spans_and_stores_only_used_en
     let raw: usize = cap.launches.iter().map(|l| l.raw.len()).sum();
     assert!(stored < raw, "{stored} of {raw}");
     // A file whose declared stored length disagrees with its slots' metadata
-    // is refused: make launch 0 claim 8 bytes more.
+    // is refused: make launch 0 claim 8 bytes more (past its record). The launch records come
+    // last before the end record (32 bytes), each a 16-byte record header,
+    // a 128-byte launch header, the kernel name and the buffer.
     let first_launch = b.len()
+        - 32
         - cap
             .launches
             .iter()
-            .map(|l| 96 + l.kernel.len() + l.stored_bytes() as usize)
+            .map(|l| 16 + 128 + l.kernel.len() + l.stored_bytes() as usize)
             .sum::<usize>();
-    let stored_at = first_launch + 56;
+    let stored_at = first_launch + 16 + 56;
     let mut bad = b.clone();
     let declared = u64::from_le_bytes(bad[stored_at..stored_at + 8].try_into().unwrap());
     bad[stored_at..stored_at + 8].copy_from_slice(&(declared + 8).to_le_bytes());
     let e = Capture::from_bytes(&bad).unwrap_err().to_string();
+    assert!(e.contains("launch record 0's buffer needs"), "{e}");
+    // And with the record 8 bytes longer to match, the metadata disagrees.
+    let record_len = first_launch + 8;
+    let len = u64::from_le_bytes(bad[record_len..record_len + 8].try_into().unwrap());
+    bad[record_len..record_len + 8].copy_from_slice(&(len + 8).to_le_bytes());
+    let end = first_launch + 16 + len as usize;
+    bad.splice(end..end, [0u8; 8]);
+    let e = Capture::from_bytes(&bad).unwrap_err().to_string();
     assert!(e.contains("the record declares"), "{e}");
+}
+
+#[test]
+fn version_2_files_still_read() {
+    let path = fixture().with_file_name("h200_two_gpus_gpu0.ktrace");
+    if !path.exists() {
+        eprintln!("no tests/data beside this crate (packaged build); skipped");
+        return;
+    }
+    let b = std::fs::read(&path).unwrap();
+    assert_eq!(u16::from_le_bytes([b[8], b[9]]), 2);
+    let cap = Capture::read(&path).unwrap();
+    assert!(!cap.launches.is_empty() && !cap.clock_syncs.is_empty());
+    assert_eq!(cap.stream_end, None);
+    // Every truncation of a version 2 file is an error, as it always was.
+    for len in (0..b.len()).step_by(997) {
+        assert!(Capture::from_bytes(&b[..len]).is_err(), "length {len}");
+    }
 }
 
 #[test]
@@ -91,7 +126,14 @@ fn save_load_decode_identical() {
     let path = dir.join("sub/sample.ktrace");
     cap.save(&path).unwrap();
     let back = Capture::read(&path).unwrap();
-    assert_eq!(back, cap);
+    assert_eq!(back.stream_end, Some(StreamEnd::Closed));
+    assert_eq!(
+        back,
+        Capture {
+            stream_end: Some(StreamEnd::Closed),
+            ..cap.clone()
+        }
+    );
     for (a, b) in cap.launches.iter().zip(&back.launches) {
         let opts = DecodeOptions::default();
         assert_eq!(
@@ -128,15 +170,29 @@ fn fixture_still_reads() {
 }
 
 #[test]
-fn every_truncation_is_an_error() {
-    let b = bytes_of(&sample_capture());
+fn every_truncation_is_an_error_in_the_head_and_a_cut_after() {
+    let cap = sample_capture();
+    let b = bytes_of(&cap);
+    // The head: header, device name, region table, device identity.
+    let regions: usize = cap.regions.iter().map(|(_, n)| 4 + n.len()).sum();
+    let head = 32 + 4 + cap.device.name.len() + 4 + regions + 24;
     for len in 0..b.len() {
-        let e = Capture::from_bytes(&b[..len]).unwrap_err();
-        let msg = e.to_string();
-        assert!(
-            matches!(e, Error::Truncated { .. } | Error::BadMagic { .. }),
-            "length {len}: {msg}"
-        );
+        let got = Capture::from_bytes(&b[..len]);
+        if len < head {
+            let e = got.unwrap_err();
+            let msg = e.to_string();
+            assert!(
+                matches!(e, Error::Truncated { .. } | Error::BadMagic { .. }),
+                "length {len}: {msg}"
+            );
+        } else {
+            let c = got.unwrap_or_else(|e| panic!("length {len}: {e}"));
+            assert!(
+                matches!(c.stream_end, Some(StreamEnd::Cut { offset, left }) if offset + left == len as u64),
+                "length {len}: {:?}",
+                c.stream_end
+            );
+        }
     }
 }
 

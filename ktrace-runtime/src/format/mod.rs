@@ -10,5 +10,7 @@ pub mod compact;
 pub mod ids;
 pub mod layout;
 pub mod pattern;
+pub(crate) mod reader;
 pub mod regions;
 pub mod shape;
+pub mod stream;
