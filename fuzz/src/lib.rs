@@ -304,6 +304,9 @@ pub fn capture_parse(data: &[u8]) {
         .expect("a capture that was read can be written");
     let again = Capture::from_bytes(&out).expect("a written capture reads");
     let mut stored = cap.clone();
+    // Whatever file it came from (an older version, or one that was cut),
+    // it is written back whole, with its end record.
+    stored.stream_end = Some(ktrace_runtime::format::capture::StreamEnd::Closed);
     for l in &mut stored.launches {
         l.raw =
             ktrace_runtime::format::capture::stored_part(&l.buffer().expect("a written capture"));
@@ -541,6 +544,13 @@ fn capture_parse_seeds(out: &mut Vec<Seed>) {
     let launch_at = length_lie_seeds(out, &sample, &bytes);
     let b = written(&v2_capture(&sample));
     out.push(("capture_parse", "seed-v2-syncs-kernels".into(), b));
+    let b = written(&v3_capture());
+    out.push(("capture_parse", "seed-v3-sites-steps".into(), b.clone()));
+    out.push((
+        "capture_parse",
+        "seed-v3-cut".into(),
+        b[..b.len() * 2 / 3].to_vec(),
+    ));
     let mut lie = bytes.clone();
     for (off, v) in [(4, u32::MAX), (8, u32::MAX), (12, 2)] {
         lie[launch_at + off..launch_at + off + 4].copy_from_slice(&v.to_le_bytes());
@@ -590,9 +600,10 @@ fn length_lie_seeds(out: &mut Vec<Seed>, sample: &Capture, bytes: &[u8]) -> usiz
     lie[36 + name_len..40 + name_len].copy_from_slice(&65536u32.to_le_bytes());
     out.push(("capture_parse", "seed-lie-regions".into(), lie));
     // The first launch header starts after the header, name, regions, the
-    // device identity (24 bytes) and the clock syncs (none: 4 bytes).
+    // device identity (24 bytes) and its record's header (16 bytes): the
+    // sample has no clock syncs, whose records would come first.
     let regions_len: usize = sample.regions.iter().map(|(_, n)| 4 + n.len()).sum();
-    let launch_at = 40 + name_len + regions_len + 28;
+    let launch_at = 40 + name_len + regions_len + 24 + 16;
     let mut lie = bytes.to_vec();
     lie[launch_at + 48..launch_at + 56].copy_from_slice(&u64::MAX.to_le_bytes());
     out.push(("capture_parse", "seed-lie-raw-len".into(), lie));
@@ -600,6 +611,45 @@ fn length_lie_seeds(out: &mut Vec<Seed>, sample: &Capture, bytes: &[u8]) -> usiz
     lie[launch_at + 56..launch_at + 64].copy_from_slice(&u64::MAX.to_le_bytes());
     out.push(("capture_parse", "seed-lie-stored-len".into(), lie));
     launch_at
+}
+
+/// A capture with what format version 3 adds: launches of this build's
+/// layout version with their origins, host steps, and sites (one of them
+/// twice: the later record replaces the earlier).
+fn v3_capture() -> Capture {
+    use ktrace_runtime::format::capture::{HostStep, LaunchOrigin, SiteRecord};
+    let mut launch = sampled_launch();
+    launch.kernel = "decode_step".into();
+    launch.origin = Some(LaunchOrigin {
+        site: 2,
+        epoch: 41,
+        grid_id: 0x1_0000_0007,
+    });
+    let site = SiteRecord {
+        site: 2,
+        kernel: "decode_step".into(),
+        launches: 40,
+        kept: 3,
+        dropped: 1,
+    };
+    Capture {
+        device: DeviceInfo {
+            name: "Synthetic GPU".into(),
+            ordinal: Some(0),
+            ..DeviceInfo::default()
+        },
+        regions: export_regions(),
+        launches: vec![launch],
+        clock_syncs: v2_capture(&synth::sample_capture()).clock_syncs,
+        steps: vec![HostStep {
+            name: "step".into(),
+            index: 7,
+            begin_ns: 1_700_000_000_000_000_000,
+            end_ns: 1_700_000_000_000_900_000,
+        }],
+        sites: vec![site.clone(), SiteRecord { launches: 42, ..site }],
+        stream_end: None,
+    }
 }
 
 /// The sample with everything format version 2 adds: identity, clock
