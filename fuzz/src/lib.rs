@@ -647,7 +647,13 @@ fn v3_capture() -> Capture {
             begin_ns: 1_700_000_000_000_000_000,
             end_ns: 1_700_000_000_000_900_000,
         }],
-        sites: vec![site.clone(), SiteRecord { launches: 42, ..site }],
+        sites: vec![
+            site.clone(),
+            SiteRecord {
+                launches: 42,
+                ..site
+            },
+        ],
         stream_end: None,
     }
 }

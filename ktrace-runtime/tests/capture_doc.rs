@@ -1,10 +1,11 @@
 //! The Python reader in `docs/capture-format.md` reads the committed
-//! captures (versions 1 and 2) to the same buffers as ktrace's reader.
+//! captures (versions 1 and 2) and version 3 captures written here, whole
+//! and cut, to the same buffers as ktrace's reader.
 
 use std::path::Path;
 use std::process::Command;
 
-use ktrace_runtime::format::capture::Capture;
+use ktrace_runtime::format::capture::{Capture, HostStep, LaunchOrigin, SiteRecord, StreamEnd};
 
 fn fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
@@ -29,16 +30,26 @@ fn the_documented_python_reader_agrees_with_ktrace() {
     let start = text.find("```python\n").expect("a python block") + "```python\n".len();
     let code = &text[start..];
     let code = &code[..code.find("```").unwrap()];
-    let files = [
+    let tmp = tempfile::tempdir().unwrap();
+    let v3 = tmp.path().join("v3.ktrace");
+    let cut = tmp.path().join("v3_cut.ktrace");
+    let bytes = write_v3(&data.join("h200_two_gpus_gpu0.ktrace"), &v3);
+    std::fs::write(&cut, &bytes[..bytes.len() - 40]).unwrap();
+    let files: Vec<std::path::PathBuf> = [
         "sample_v1.ktrace",
         "h200_two_gpus_gpu0.ktrace",
         "h200_gemm2048_anchors.ktrace",
-    ];
+    ]
+    .iter()
+    .map(|f| data.join(f))
+    .chain([v3, cut])
+    .collect();
+    let paths: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     let driver = format!(
         "{code}\nfnv = lambda b: __import__('functools').reduce(lambda h, x: ((h ^ x) * 0x100000001b3) % (1 << 64), b, 0xcbf29ce484222325)\n\
-         for f in {files:?}:\n    d, sms, khz, regions, syncs, launches = read_capture({dir:?} + '/' + f)\n    \
-         print(f, d, len(syncs), len(launches), ' '.join('%s:%d' % (l['kernel'] or '-', fnv(l['raw'])) for l in launches))\n",
-        dir = data.display().to_string(),
+         for f in {paths:?}:\n    d, sms, khz, regions, syncs, launches, x = read_capture(f)\n    \
+         print(f.rsplit('/', 1)[-1], d, len(syncs), len(launches), len(x['steps']), len(x['sites']), x['end'] and x['end'][0], \
+         ' '.join('%s:%d:%s' % (l['kernel'] or '-', fnv(l['raw']), l['origin'] and l['origin'][1]) for l in launches))\n",
     );
     let out = Command::new("python3")
         .arg("-c")
@@ -54,23 +65,61 @@ fn the_documented_python_reader_agrees_with_ktrace() {
     let want: String = files
         .iter()
         .map(|f| {
-            let c = Capture::read(data.join(f)).unwrap();
+            let c = Capture::read(f).unwrap();
             let ls: Vec<String> = c
                 .launches
                 .iter()
                 .map(|l| {
                     let k = if l.kernel.is_empty() { "-" } else { &l.kernel };
-                    format!("{k}:{}", fnv(&l.raw))
+                    let epoch = l.origin.map_or("None".to_string(), |o| o.epoch.to_string());
+                    format!("{k}:{}:{epoch}", fnv(&l.raw))
                 })
                 .collect();
+            let end = match c.stream_end {
+                None => "None",
+                Some(StreamEnd::Closed) => "closed",
+                Some(StreamEnd::Cut { .. }) => "cut",
+            };
             format!(
-                "{f} {} {} {} {}\n",
+                "{} {} {} {} {} {} {end} {}\n",
+                f.file_name().unwrap().to_string_lossy(),
                 c.device.name,
                 c.clock_syncs.len(),
                 c.launches.len(),
+                c.steps.len(),
+                c.sites.len(),
                 ls.join(" ")
             )
         })
         .collect();
     assert_eq!(got, want);
+}
+
+/// Writes the capture at `from` as version 3 to `to`, with origins, steps
+/// and sites (one site twice); returns the bytes.
+fn write_v3(from: &Path, to: &Path) -> Vec<u8> {
+    let mut c = Capture::read(from).unwrap();
+    for (i, l) in c.launches.iter_mut().enumerate() {
+        l.origin = (i % 2 == 0).then_some(LaunchOrigin {
+            site: 0,
+            epoch: 10 + i as u32,
+            grid_id: 99,
+        });
+    }
+    let site = SiteRecord {
+        site: 0,
+        kernel: "k".into(),
+        launches: 20,
+        kept: 2,
+        dropped: 0,
+    };
+    c.steps = vec![HostStep {
+        name: "step".into(),
+        index: 0,
+        begin_ns: 1,
+        end_ns: 2,
+    }];
+    c.sites = vec![site.clone(), SiteRecord { site: 1, ..site }];
+    c.save(to).unwrap();
+    std::fs::read(to).unwrap()
 }
