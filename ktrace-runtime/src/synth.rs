@@ -376,6 +376,37 @@ pub fn sample_capture() -> crate::format::capture::Capture {
     }
 }
 
+/// Launch `launch` of `kernel`, whose slots say it ran from `begin_ns` to
+/// `begin_ns + duration_ns` of `%globaltimer` (`duration_ns` at least 4):
+/// two blocks of two warps at 1 GHz, rings of 32, layout version 1. Block
+/// 0's warps open at `begin_ns` and 10 ns later, each with one "load" span
+/// (region 0), and flush at the middle and at the end; block 1's warp 0
+/// opens 500 ns before `begin_ns` and never flushes, its warp 1 never
+/// opens. So 3 warps opened, 2 flushed.
+pub fn timed_launch(launch: u32, kernel: &str, begin_ns: u64, duration_ns: u64) -> LaunchCapture {
+    let mut l = SynthLaunch::all_traced(2, 64, 32).layout(1);
+    l.shape.launch = launch;
+    let half = duration_ns / 2;
+    let first = SynthWarp::new(0, 0)
+        .rate(1, 1)
+        .open_at(begin_ns, 1_000)
+        .span(1, half - 1, 0)
+        .flush_at(half);
+    let second = SynthWarp::new(0, 1)
+        .rate(1, 1)
+        .open_at(begin_ns + 10, 2_000)
+        .span(1, duration_ns - 11, 0)
+        .flush_at(duration_ns - 10);
+    let stuck = SynthWarp::new(1, 0)
+        .rate(1, 1)
+        .open_at(begin_ns.saturating_sub(500), 3_000)
+        .never_flushed();
+    LaunchCapture {
+        kernel: kernel.to_string(),
+        ..l.with(first).with(second).with(stuck).into_capture()
+    }
+}
+
 /// A capture whose events carry region ids the table lacks: 9 and 7 in
 /// spans, 300 only in a begin without an end (no span, so no Chrome
 /// event), 0xffff in a mark; the table names 1 and 2. The Chrome writer
