@@ -503,13 +503,16 @@ impl LaunchSelection {
         }
         let known: Vec<String> = names
             .iter()
-            .map(|(k, n)| format!("{} ({n})", if k.is_empty() { "(unnamed)" } else { k }))
+            .map(|(k, n)| {
+                let k = if k.is_empty() { "(unnamed)" } else { k };
+                format!("{k} ({n} launch{})", if *n == 1 { "" } else { "es" })
+            })
             .collect();
         FilterError::new(
             FilterPart::Kernels,
             &self.kernels.join(", "),
             format!(
-                "no launch's kernel matches; the capture's kernels (launches): {}",
+                "no launch's kernel matches; the launches' kernels: {}",
                 known.join(", ")
             ),
         )

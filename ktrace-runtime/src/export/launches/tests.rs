@@ -1,79 +1,15 @@
 use super::*;
 use crate::format::capture::HostSpan;
-use crate::synth::{timed_launch, BASE_GT};
+use crate::synth::{continuous_capture, timed_launch, BASE_GT};
 use crate::timeline::ClockSync;
 
 /// The GPU runs 1000 ns ahead of the host.
 fn syncs() -> Vec<ClockSync> {
-    vec![ClockSync {
-        host_before_ns: BASE_GT - 1010,
-        gpu_ns: BASE_GT,
-        host_after_ns: BASE_GT - 990,
-        boottime_ns: 0,
-    }]
+    continuous_capture().clock_syncs
 }
 
-fn origin(site: u32, epoch: u32) -> Option<LaunchOrigin> {
-    Some(LaunchOrigin {
-        site,
-        epoch,
-        grid_id: 7,
-    })
-}
-
-/// Five launches of "gemm" (durations 1000, 2000, 3000, 4000 and 10000 ns,
-/// 100 µs apart, from site 0), two of "norm" from site 1, one of an unnamed
-/// kernel; three host steps of 250 µs each, on the host's clock.
 fn capture() -> Capture {
-    let mut launches = Vec::new();
-    for (i, d) in [1000, 2000, 3000, 4000, 10_000].into_iter().enumerate() {
-        let mut l = timed_launch(i as u32, "gemm", BASE_GT + i as u64 * 100_000, d);
-        l.origin = origin(0, i as u32);
-        launches.push(l);
-    }
-    for i in 0..2u32 {
-        let mut l = timed_launch(
-            5 + i,
-            "norm",
-            BASE_GT + 50_000 + u64::from(i) * 200_000,
-            500,
-        );
-        l.origin = origin(1, i);
-        launches.push(l);
-    }
-    launches.push(timed_launch(7, "", BASE_GT + 600_000, 100));
-    let host0 = BASE_GT - 1000;
-    let steps = (0..3)
-        .map(|k| HostStep {
-            name: "decode".into(),
-            index: 10 + k,
-            begin_ns: host0 + k * 250_000,
-            end_ns: host0 + (k + 1) * 250_000,
-        })
-        .collect();
-    let sites = vec![
-        SiteRecord {
-            site: 0,
-            kernel: "gemm".into(),
-            launches: 9,
-            kept: 5,
-            dropped: 2,
-        },
-        SiteRecord {
-            site: 1,
-            kernel: "norm".into(),
-            launches: 2,
-            kept: 2,
-            dropped: 0,
-        },
-    ];
-    Capture {
-        launches,
-        clock_syncs: syncs(),
-        steps,
-        sites,
-        ..Capture::default()
-    }
+    continuous_capture()
 }
 
 #[test]
@@ -284,8 +220,8 @@ fn a_selection_that_keeps_nothing_says_what_there_is() {
     let e = picked(&sel(&["attn*"], None), &cap).unwrap_err();
     assert_eq!(
         e,
-        "kernel pattern \"attn*\": no launch's kernel matches; the capture's kernels \
-         (launches): gemm (5), norm (2), (unnamed) (1)"
+        "kernel pattern \"attn*\": no launch's kernel matches; the launches' kernels: gemm \
+         (5 launches), norm (2 launches), (unnamed) (1 launch)"
     );
     let e = picked(&sel(&[], Some("20..")), &cap).unwrap_err();
     assert_eq!(
