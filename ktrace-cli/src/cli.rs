@@ -15,6 +15,7 @@ use ktrace_runtime::export::chrome::ChromeOptions;
 use ktrace_runtime::export::filter::{
     FilterError, FilterPart, IdList, RegionNames, SummaryScope, TimeWindow, TraceFilter,
 };
+use ktrace_runtime::export::launches::{LaunchSelection, StepRange};
 use ktrace_runtime::export::summary::Breakdown;
 
 use crate::error::CliError;
@@ -74,6 +75,18 @@ pub enum Command {
     Report(ReportArgs),
     /// Print region statistics of a capture.
     Summary(SummaryArgs),
+    /// Print statistics across the launches of a capture: per kernel its
+    /// launches and their duration (p50, p99, max) and the slowest launch;
+    /// --each: a row per launch.
+    ///
+    /// A launch's duration runs from the earliest open to the latest flush
+    /// of its traced warps (their %globaltimer), read from the slots'
+    /// metadata without decoding. A launch slower than 1.5 x its kernel's
+    /// p50 is listed as an outlier. Sites of a continuous session that
+    /// dropped launches (no free slab) are warned about, and a capture
+    /// whose file was cut short says where.
+    #[command(verbatim_doc_comment)]
+    Launches(LaunchesArgs),
     /// Compare region statistics of two captures (before, after), and the
     /// time per warp of each warp role.
     Diff(DiffArgs),
@@ -120,6 +133,9 @@ pub struct ExportArgs {
     /// Add per-block or per-warp totals to the summary.
     #[arg(long, value_enum, default_value_t = BreakdownArg::None)]
     pub breakdown: BreakdownArg,
+    /// Which launches to export.
+    #[command(flatten)]
+    pub select: SelectArgs,
     /// What the trace keeps of each launch.
     #[command(flatten)]
     pub filter: FilterArgs,
@@ -177,6 +193,49 @@ pub struct SummaryArgs {
     /// value.
     #[arg(long, value_name = "REGION", alias = "by-payload")]
     pub by_value: Option<String>,
+    /// Which launches to summarise.
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
+
+/// The arguments of `ktrace launches`.
+#[derive(Args, Debug)]
+pub struct LaunchesArgs {
+    /// The capture file (.ktrace).
+    pub capture: PathBuf,
+    /// Also a row per launch: index, kernel, site/epoch, start (from the
+    /// capture's first launch), duration, warps.
+    #[arg(long)]
+    pub each: bool,
+    /// Which launches to count.
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
+
+/// `--kernels` and `--steps`: which launches of a capture a command reads.
+/// A selection that keeps no launch is an error that says what the
+/// capture holds.
+#[derive(Args, Debug, Default)]
+pub struct SelectArgs {
+    /// Only launches of a kernel matching PATTERN: a name, or a glob in
+    /// which * matches any run of characters (gemm*); repeat for more.
+    #[arg(long = "kernels", value_name = "PATTERN")]
+    pub kernels: Vec<String>,
+    /// Only launches that overlap a host step with an index in A..B (B
+    /// excluded, as a Rust range; A.. and ..B leave a side open, a lone A
+    /// is that step), on the host's clock.
+    #[arg(long, value_name = "A..B", value_parser = StepRange::parse)]
+    pub steps: Option<StepRange>,
+}
+
+impl SelectArgs {
+    /// The selection asked for.
+    pub fn selection(self) -> LaunchSelection {
+        LaunchSelection {
+            kernels: self.kernels,
+            steps: self.steps,
+        }
+    }
 }
 
 /// The arguments of `ktrace diff`.

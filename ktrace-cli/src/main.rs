@@ -10,6 +10,10 @@
 //! - `ktrace report CAPTURE -o report.html`: one self-contained HTML page
 //!   per launch: header, timeline, histograms, heatmaps, analysis.
 //! - `ktrace summary CAPTURE`: a table of region statistics.
+//! - `ktrace launches CAPTURE`: per kernel, its launches' durations
+//!   (p50, p99, max) and the slowest launch; `--each`: a row per launch.
+//!   `--kernels` and `--steps` choose launches here and in `export` and
+//!   `summary`.
 //! - `ktrace analyze CAPTURE`: warp roles and their wait share, imbalance
 //!   across blocks and the tail, warps inside each region over time
 //!   (`--json`: the analysis as documented in `docs/analysis.md`).
@@ -75,6 +79,7 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Merge(args) => commands::merge::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Summary(args) => commands::summary::run(args),
+        Command::Launches(args) => commands::launches::run(args),
         Command::Diff(args) => commands::diff::run(args),
         Command::Analyze(args) => commands::analyze::run(args),
     }

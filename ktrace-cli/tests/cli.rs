@@ -1024,3 +1024,134 @@ fn report_writes_one_page_and_asks_for_a_launch_when_there_are_several() {
     assert_eq!(a["analysis"]["wait_regions"], serde_json::json!(["mma"]));
     assert_clean_failure(&ktrace(&["report", s(&one), "--wait", ""]), "wait");
 }
+
+/// The numbers in `line` split on runs of two spaces (a table row's cells).
+fn cells(line: &str) -> Vec<&str> {
+    line.split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+/// The row of `out` whose first cell is `first`.
+fn row<'a>(out: &'a str, first: &str) -> Vec<&'a str> {
+    out.lines()
+        .map(cells)
+        .find(|c| c.first() == Some(&first))
+        .unwrap_or_else(|| panic!("no row {first:?} in:\n{out}"))
+}
+
+#[test]
+fn launches_per_kernel_and_per_launch() {
+    let d = Dir::new("launches");
+    let cap = d.join("serve.ktrace");
+    ktrace_runtime::synth::continuous_capture()
+        .save(&cap)
+        .unwrap();
+    let o = ktrace(&["launches", s(&cap)]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("8 of 8 launches, 3 kernels\n"), "{out}");
+    assert_eq!(
+        row(&out, "gemm"),
+        [
+            "gemm",
+            "5",
+            "3.000 us",
+            "9.760 us",
+            "10.000 us",
+            "launch 4 (10.000 us)"
+        ]
+    );
+    assert_eq!(
+        row(&out, "norm"),
+        [
+            "norm",
+            "2",
+            "500.0 ns",
+            "500.0 ns",
+            "500.0 ns",
+            "launch 5 (500.0 ns)"
+        ]
+    );
+    assert_eq!(row(&out, "(unnamed)")[1], "1");
+    assert!(
+        out.contains("  gemm: 1 outlier (over 1.5 x p50): launch 4 (10.000 us)\n"),
+        "{out}"
+    );
+
+    let o = ktrace(&["launches", s(&cap), "--each", "--kernels", "n*"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("2 of 8 launches, 1 kernel\n"), "{out}");
+    assert!(!out.contains("gemm"), "{out}");
+    let five = row(&out, "5");
+    assert_eq!(five[1], "norm");
+    assert_eq!(five[3..6], ["+50.000 us", "500.0 ns", "3 (1 unflushed)"]);
+    assert_eq!(row(&out, "6")[3..5], ["+250.000 us", "500.0 ns"]);
+
+    // Two patterns; one launch of them.
+    let o = ktrace(&["launches", s(&cap), "--kernels", "norm", "--kernels", ""]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("3 of 8 launches, 2 kernels\n"), "{out}");
+}
+
+#[test]
+fn kernels_and_steps_select_launches_to_summarise_and_export() {
+    let d = Dir::new("select");
+    let cap = d.join("serve.ktrace");
+    let c = ktrace_runtime::synth::continuous_capture();
+    Capture {
+        steps: Vec::new(),
+        ..c
+    }
+    .save(&cap)
+    .unwrap();
+    let o = ktrace(&["summary", s(&cap), "--kernels", "norm"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let heads: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("launch "))
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
+    assert_eq!(heads, ["launch 5", "launch 6"], "{out}");
+
+    let o = ktrace(&[
+        "export",
+        s(&cap),
+        "--kernels",
+        "gem*",
+        "-o",
+        s(&d.join("g.json")),
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let exported: Vec<&str> = out.lines().map(|l| l.split(':').next().unwrap()).collect();
+    assert_eq!(
+        exported,
+        ["launch 0", "launch 1", "launch 2", "launch 3", "launch 4"],
+        "{out}"
+    );
+    assert!(d.join("g_launch4.json").exists() && !d.join("g_launch5.json").exists());
+
+    // What is asked and what there is.
+    assert_clean_failure(
+        &ktrace(&["export", s(&cap), "--launch", "5", "--kernels", "gemm"]),
+        "kernel pattern \"gemm\": no launch's kernel matches; the launches' kernels: norm (1 \
+         launch)",
+    );
+    assert_clean_failure(
+        &ktrace(&["summary", s(&cap), "--steps", "0.."]),
+        "host steps \"0..\": the capture holds no host steps",
+    );
+    assert_clean_failure(
+        &ktrace(&["launches", s(&cap), "--steps", "5..2"]),
+        "host steps \"5..2\": the range 5..2 holds no index",
+    );
+    assert_clean_failure(
+        &ktrace(&["launches", s(&cap), "--kernels", "attn"]),
+        "the launches' kernels: gemm (5 launches), norm (2 launches), (unnamed) (1 launch)",
+    );
+}

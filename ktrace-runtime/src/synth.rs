@@ -3,7 +3,7 @@
 //! [`layout`](crate::format::layout) types (themselves checked against the C header).
 
 use crate::format::buffer::LaunchBuffer;
-use crate::format::capture::LaunchCapture;
+use crate::format::capture::{Capture, LaunchCapture};
 use crate::format::layout::{
     Event, EventKind, SlotMeta, FLUSH_MAGIC, LAYOUT_VERSION, META_BYTES, OPEN_MAGIC,
 };
@@ -373,6 +373,93 @@ pub fn sample_capture() -> crate::format::capture::Capture {
         launches: vec![sample_launch(0, 0), sample_launch(1, 200)],
         clock_syncs: Vec::new(),
         ..Default::default()
+    }
+}
+
+/// Launch `launch` of `kernel`, whose slots say it ran from `begin_ns` to
+/// `begin_ns + duration_ns` of `%globaltimer` (`duration_ns` at least 4):
+/// two blocks of two warps at 1 GHz, rings of 32, layout version 1. Block
+/// 0's warps open at `begin_ns` and 10 ns later, each with one "load" span
+/// (region 0), and flush at the middle and at the end; block 1's warp 0
+/// opens 500 ns before `begin_ns` and never flushes, its warp 1 never
+/// opens. So 3 warps opened, 2 flushed.
+pub fn timed_launch(launch: u32, kernel: &str, begin_ns: u64, duration_ns: u64) -> LaunchCapture {
+    let mut l = SynthLaunch::all_traced(2, 64, 32).layout(1);
+    l.shape.launch = launch;
+    let half = duration_ns / 2;
+    let first = SynthWarp::new(0, 0)
+        .rate(1, 1)
+        .open_at(begin_ns, 1_000)
+        .span(1, half - 1, 0)
+        .flush_at(half);
+    let second = SynthWarp::new(0, 1)
+        .rate(1, 1)
+        .open_at(begin_ns + 10, 2_000)
+        .span(1, duration_ns - 11, 0)
+        .flush_at(duration_ns - 10);
+    let stuck = SynthWarp::new(1, 0)
+        .rate(1, 1)
+        .open_at(begin_ns.saturating_sub(500), 3_000)
+        .never_flushed();
+    LaunchCapture {
+        kernel: kernel.to_string(),
+        ..l.with(first).with(second).with(stuck).into_capture()
+    }
+}
+
+/// A capture of a continuous session, for tests of statistics across
+/// launches: five launches of "gemm" (0-4: 1, 2, 3, 4 and 10 µs, 100 µs
+/// apart from [`BASE_GT`], site 0 epochs 0-4), two of "norm" (5 and 6:
+/// 0.5 µs at 50 and 250 µs, site 1), one of an unnamed kernel (7: 0.1 µs
+/// at 600 µs), each as [`timed_launch`] makes it; one clock sync with the
+/// GPU 1000 ns ahead of the host; host steps 10, 11 and 12 ("decode"), 250
+/// µs each from the host time of `BASE_GT`; site 0 saw 9 launches, kept 5
+/// and dropped 2, site 1 kept its 2.
+pub fn continuous_capture() -> Capture {
+    use crate::format::capture::{HostStep, LaunchOrigin, SiteRecord};
+    let at = |launch: u32, kernel: &str, from_us: u64, ns: u64, origin: Option<(u32, u32)>| {
+        let mut l = timed_launch(launch, kernel, BASE_GT + from_us * 1000, ns);
+        l.origin = origin.map(|(site, epoch)| LaunchOrigin {
+            site,
+            epoch,
+            grid_id: 7 + u64::from(site),
+        });
+        l
+    };
+    let mut launches = Vec::new();
+    for (i, ns) in [1000, 2000, 3000, 4000, 10_000].into_iter().enumerate() {
+        let i = i as u32;
+        launches.push(at(i, "gemm", u64::from(i) * 100, ns, Some((0, i))));
+    }
+    launches.push(at(5, "norm", 50, 500, Some((1, 0))));
+    launches.push(at(6, "norm", 250, 500, Some((1, 1))));
+    launches.push(at(7, "", 600, 100, None));
+    let host0 = BASE_GT - 1000;
+    let step = |k: u64| HostStep {
+        name: "decode".into(),
+        index: 10 + k,
+        begin_ns: host0 + k * 250_000,
+        end_ns: host0 + (k + 1) * 250_000,
+    };
+    let site = |site: u32, kernel: &str, launches: u64, kept: u64, dropped: u64| SiteRecord {
+        site,
+        kernel: kernel.into(),
+        launches,
+        kept,
+        dropped,
+    };
+    Capture {
+        regions: crate::format::regions::Regions::from_table(SAMPLE_REGIONS),
+        launches,
+        clock_syncs: vec![crate::format::clock_sync::ClockSync {
+            host_before_ns: BASE_GT - 1010,
+            gpu_ns: BASE_GT,
+            host_after_ns: BASE_GT - 990,
+            boottime_ns: 0,
+        }],
+        steps: (0..3).map(step).collect(),
+        sites: vec![site(0, "gemm", 9, 5, 2), site(1, "norm", 2, 2, 0)],
+        ..sample_capture()
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use ktrace_runtime::export::launches::LaunchSelection;
 use ktrace_runtime::export::perfetto::{HostClocks, PerfettoOptions};
 use ktrace_runtime::export::plan::{plan, ChromeNames, TraceFormat};
 use ktrace_runtime::export::summary::SummaryOptions;
@@ -10,7 +11,7 @@ use ktrace_runtime::export::{is_perfetto_path, ExportOptions, ExportReport, Time
 use ktrace_runtime::format::capture::Capture;
 use ktrace_runtime::timeline::HostAxis;
 
-use super::{pick, read};
+use super::{pick_selected, read};
 use crate::cli::{ExportArgs, FormatArg};
 use crate::error::CliError;
 use crate::progress::ProgressLine;
@@ -45,6 +46,7 @@ pub fn run(args: ExportArgs) -> Result<(), CliError> {
         capture: &args.capture,
         output: args.output.as_deref(),
         launch: args.launch,
+        select: args.select.selection(),
         format,
         perfetto_args: args.args,
     };
@@ -63,6 +65,8 @@ struct Destination<'a> {
     output: Option<&'a Path>,
     /// `--launch`.
     launch: Option<u32>,
+    /// `--kernels` and `--steps`.
+    select: LaunchSelection,
     /// The trace format.
     format: FormatArg,
     /// `--args`.
@@ -89,7 +93,7 @@ fn write_traces(
     let output = dest
         .output
         .map_or_else(|| dest.capture.with_extension(ext), Path::to_path_buf);
-    let launches: Vec<TimelineLaunch> = pick(cap, dest.launch)?
+    let launches: Vec<TimelineLaunch> = pick_selected(cap, dest.launch, &dest.select)?
         .into_iter()
         .map(|l| TimelineLaunch {
             launch: l,

@@ -1,16 +1,20 @@
 //! One module per command, each with its `run`, and what they share:
-//! reading a capture and picking its launches.
+//! reading a capture and picking its launches (`--launch`, `--kernels`,
+//! `--steps`).
 
 pub mod analyze;
 pub mod diff;
 pub mod export;
+pub mod launches;
 pub mod merge;
 pub mod report;
 pub mod summary;
 
 use std::path::Path;
 
+use ktrace_runtime::export::launches::{launch_infos, LaunchSelection};
 use ktrace_runtime::format::capture::{Capture, LaunchCapture};
+use ktrace_runtime::timeline::HostAxis;
 
 use crate::error::CliError;
 
@@ -31,4 +35,24 @@ fn pick(cap: &Capture, launch: Option<u32>) -> Result<Vec<&LaunchCapture>, CliEr
         Some(n) => Ok(vec![cap.launch(n)?]),
         None => Ok(cap.launches.iter().collect()),
     }
+}
+
+/// The launches of `cap` that `--launch` picks ([`pick`]) and `sel` keeps
+/// (`--kernels`, `--steps`); fails when `sel` keeps none.
+fn pick_selected<'a>(
+    cap: &'a Capture,
+    launch: Option<u32>,
+    sel: &LaunchSelection,
+) -> Result<Vec<&'a LaunchCapture>, CliError> {
+    let picked = pick(cap, launch)?;
+    if sel.keeps_all() {
+        return Ok(picked);
+    }
+    let axis = HostAxis::new(&cap.clock_syncs)?;
+    let infos = launch_infos(picked, axis.as_ref())?;
+    Ok(sel
+        .select(&infos, &cap.steps)?
+        .into_iter()
+        .map(|i| i.capture)
+        .collect())
 }

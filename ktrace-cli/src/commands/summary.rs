@@ -7,7 +7,7 @@ use ktrace_runtime::export::{summarize_launch, ExportOptions};
 use ktrace_runtime::fill::ring_fill;
 use ktrace_runtime::format::capture::{Capture, LaunchCapture};
 
-use super::{pick, read};
+use super::{pick_selected, read};
 use crate::cli::SummaryArgs;
 use crate::error::CliError;
 use crate::table::{dur, print_table};
@@ -15,14 +15,15 @@ use crate::table::{dur, print_table};
 /// `ktrace summary`.
 pub fn run(args: SummaryArgs) -> Result<(), CliError> {
     let cap = read(&args.capture)?;
+    let launches = pick_selected(&cap, args.launch, &args.select.selection())?;
     if let Some(region) = &args.by_value {
         let id = region_id(&cap, region)?;
-        for l in pick(&cap, args.launch)? {
+        for l in launches {
             print_by_value(&cap, l, id, region)?;
         }
         return Ok(());
     }
-    for l in pick(&cap, args.launch)? {
+    for l in launches {
         let (s, d) = summarize_launch(l, &cap.device, &cap.regions, &ExportOptions::default())?;
         print_summary(&cap, l, &s);
         for (kind, n) in d.counts() {

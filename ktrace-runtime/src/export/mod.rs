@@ -6,6 +6,7 @@
 pub mod chrome;
 mod collect;
 pub mod filter;
+pub mod launches;
 pub mod perfetto;
 pub mod plan;
 mod region_slots;

@@ -18,6 +18,10 @@ pub enum FilterPart {
     Warps,
     /// The region names.
     Regions,
+    /// The kernel name patterns of a launch selection.
+    Kernels,
+    /// The host steps of a launch selection.
+    Steps,
 }
 
 impl fmt::Display for FilterPart {
@@ -28,6 +32,8 @@ impl fmt::Display for FilterPart {
             FilterPart::Sms => "SM list",
             FilterPart::Warps => "warp list",
             FilterPart::Regions => "region list",
+            FilterPart::Kernels => "kernel pattern",
+            FilterPart::Steps => "host steps",
         })
     }
 }
@@ -48,7 +54,7 @@ pub struct FilterError {
 }
 
 impl FilterError {
-    pub(super) fn new(part: FilterPart, input: &str, problem: impl Into<String>) -> Self {
+    pub(crate) fn new(part: FilterPart, input: &str, problem: impl Into<String>) -> Self {
         FilterError {
             part,
             input: input.to_string(),
