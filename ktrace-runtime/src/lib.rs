@@ -174,6 +174,7 @@ pub mod diagnostics;
 mod error;
 pub mod export;
 pub mod fill;
+pub mod histogram;
 pub mod output;
 #[cfg(feature = "cuda")]
 pub mod session;

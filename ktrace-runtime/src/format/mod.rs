@@ -13,4 +13,5 @@ pub mod pattern;
 pub(crate) mod reader;
 pub mod regions;
 pub mod shape;
+pub mod site;
 pub mod stream;

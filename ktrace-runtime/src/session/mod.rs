@@ -7,6 +7,7 @@
 
 mod clock_sync;
 mod config;
+pub mod continuous;
 mod device;
 
 use std::cell::Cell;
