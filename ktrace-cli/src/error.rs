@@ -18,6 +18,20 @@ pub enum CliError {
         /// The capture file.
         path: PathBuf,
     },
+    /// The capture file was cut (its writer did not finish) before its
+    /// first complete launch record.
+    #[error(
+        "{path}: the capture holds no complete launch: it is truncated (its writer did not \
+         finish), with {left} bytes of an incomplete record after byte {offset}"
+    )]
+    NoLaunchCut {
+        /// The capture file.
+        path: PathBuf,
+        /// Bytes of its complete records.
+        offset: u64,
+        /// Bytes after them.
+        left: u64,
+    },
     /// A filter option that cannot be parsed.
     #[error(transparent)]
     Filter(#[from] FilterError),

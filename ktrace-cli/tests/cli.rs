@@ -302,6 +302,26 @@ fn bad_files_fail_cleanly() {
     assert_clean_failure(&ktrace(&["summary", s(&empty)]), "no launch");
 }
 
+#[test]
+fn a_capture_whose_writer_did_not_finish_reads_its_complete_launches() {
+    let d = Dir::new("cut");
+    let good = d.join("good.ktrace");
+    sample_capture().save(&good).unwrap();
+    let bytes = std::fs::read(&good).unwrap();
+    // Cut inside the end record: both launches are complete.
+    let cut = d.join("cut.ktrace");
+    std::fs::write(&cut, &bytes[..bytes.len() - 8]).unwrap();
+    let o = ktrace(&["summary", s(&cut)]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(
+        err.contains("is truncated") && err.contains("its 2 launches"),
+        "{err}"
+    );
+    let (whole, _) = text(&ktrace(&["summary", s(&good)]));
+    assert_eq!(out.replace(s(&cut), s(&good)), whole);
+}
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/data")

@@ -13,18 +13,39 @@ pub mod summary;
 use std::path::Path;
 
 use ktrace_runtime::export::launches::{launch_infos, LaunchSelection};
-use ktrace_runtime::format::capture::{Capture, LaunchCapture};
+use ktrace_runtime::format::capture::{Capture, LaunchCapture, StreamEnd};
 use ktrace_runtime::timeline::HostAxis;
 
 use crate::error::CliError;
 
-/// The capture at `path`; fails when it holds no launch.
+/// The capture at `path`; fails when it holds no launch. A capture whose
+/// writer did not finish is read up to its last complete record, with a
+/// note on stderr.
 fn read(path: &Path) -> Result<Capture, CliError> {
     let cap = Capture::read(path)?;
+    let cut = match cap.stream_end {
+        Some(StreamEnd::Cut { offset, left }) => Some((offset, left)),
+        _ => None,
+    };
     if cap.launches.is_empty() {
-        return Err(CliError::NoLaunch {
-            path: path.to_path_buf(),
+        return Err(match cut {
+            Some((offset, left)) => CliError::NoLaunchCut {
+                path: path.to_path_buf(),
+                offset,
+                left,
+            },
+            None => CliError::NoLaunch {
+                path: path.to_path_buf(),
+            },
         });
+    }
+    if let Some((offset, left)) = cut {
+        eprintln!(
+            "ktrace: note: {} is truncated (its writer did not finish): read its {} launches \
+             up to byte {offset}, {left} bytes after it left out",
+            path.display(),
+            cap.launches.len()
+        );
     }
     Ok(cap)
 }

@@ -9,12 +9,12 @@ use std::io::{self, BufReader, Read};
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
-use crate::format::capture::{
+use crate::format::clock_sync::ClockSync;
+use crate::format::compact::read_compact;
+use crate::format::contents::{
     HostSpan, HostStep, LaunchCapture, LaunchOrigin, SiteRecord, FORMAT_VERSION, MAGIC,
     MAX_NAME_BYTES,
 };
-use crate::format::clock_sync::ClockSync;
-use crate::format::compact::read_compact;
 use crate::format::layout::{LAYOUT_VERSION, OLDEST_LAYOUT_VERSION};
 use crate::format::regions::Regions;
 use crate::format::shape::LaunchShape;

@@ -27,12 +27,12 @@ use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::format::capture::{
+use crate::format::clock_sync::ClockSync;
+use crate::format::compact::{compact_len, write_compact};
+use crate::format::contents::{
     Capture, DeviceInfo, HostStep, LaunchCapture, SiteRecord, StreamEnd, FORMAT_VERSION, MAGIC,
     MAX_NAME_BYTES,
 };
-use crate::format::clock_sync::ClockSync;
-use crate::format::compact::{compact_len, write_compact};
 use crate::format::layout::{LAYOUT_VERSION, OLDEST_LAYOUT_VERSION};
 use crate::format::reader::{
     FileSource, Reader, SliceSource, Source, CLOCK_SYNC_BYTES, HEADER_BYTES,
@@ -644,5 +644,4 @@ impl CaptureStream {
 }
 
 #[cfg(test)]
-#[path = "stream_tests.rs"]
 mod tests;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::format::capture::{HostSpan, LaunchOrigin};
+use crate::format::contents::{HostSpan, LaunchOrigin};
 use crate::synth::{sample_capture, SynthLaunch, SynthWarp};
 
 /// A launch of this build's layout version with an origin, a kernel name
