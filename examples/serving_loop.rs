@@ -61,6 +61,8 @@ fn cfg(grid: u32) -> LaunchConfig {
     }
 }
 const MATVEC_GRID: u32 = (N / 128) as u32;
+/// Blocks that split K for each column tile of the matrix-vector product.
+const KSPLIT: u32 = 4;
 const SCALE_GRID: u32 = (M * N / 256) as u32;
 
 impl Step {
@@ -81,6 +83,7 @@ impl Step {
     /// The three launches of one step, with their trace arguments.
     fn enqueue(&mut self, stream: &Arc<CudaStream>, args: &[KtraceArg; 3]) -> Result<(), Error> {
         let (k, n) = (K as i32, N as i32);
+        stream.memset_zeros(&mut self.y)?;
         let mut l = stream.launch_builder(&self.matvec);
         l.arg(&self.x)
             .arg(&self.w)
@@ -88,7 +91,11 @@ impl Step {
             .arg(&k)
             .arg(&n)
             .arg(&args[0]);
-        unsafe { l.launch(cfg(MATVEC_GRID)) }?;
+        let matvec = LaunchConfig {
+            grid_dim: (MATVEC_GRID, KSPLIT, 1),
+            ..cfg(1)
+        };
+        unsafe { l.launch(matvec) }?;
         let mut l = stream.launch_builder(&self.rowsum);
         l.arg(&self.y).arg(&mut self.s).arg(&n).arg(&args[1]);
         unsafe { l.launch(cfg(M as u32)) }?;
@@ -111,24 +118,25 @@ fn sites(
     loop_sampling: bool,
     keep: Keep,
 ) -> Result<[KtraceArg; 3], Error> {
-    let mut site = |name: &str, grid: u32, cap: u32, every: u32| -> Result<KtraceArg, Error> {
-        let mut c = SiteConfig::new(name, (grid, 1, 1), (256, 1, 1));
-        c.cap = cap;
-        if loop_sampling {
-            c.warps = WarpSampling::List(vec![0]);
-            c.blocks = if every > 1 {
-                BlockSampling::Stride(every)
-            } else {
-                BlockSampling::All
-            };
-        }
-        c.keep = keep;
-        Ok(session.site(c)?.arg())
-    };
+    let mut site =
+        |name: &str, grid: (u32, u32), cap: u32, every: u32| -> Result<KtraceArg, Error> {
+            let mut c = SiteConfig::new(name, (grid.0, grid.1, 1), (256, 1, 1));
+            c.cap = cap;
+            if loop_sampling {
+                c.warps = WarpSampling::List(vec![0]);
+                c.blocks = if every > 1 {
+                    BlockSampling::Stride(every)
+                } else {
+                    BlockSampling::All
+                };
+            }
+            c.keep = keep;
+            Ok(session.site(c)?.arg())
+        };
     Ok([
-        site("serve_matvec", MATVEC_GRID, 128, 16)?,
-        site("serve_rowsum", M as u32, 32, 1)?,
-        site("serve_scale", SCALE_GRID, 32, 16)?,
+        site("serve_matvec", (MATVEC_GRID, KSPLIT), 128, 16)?,
+        site("serve_rowsum", (M as u32, 1), 32, 1)?,
+        site("serve_scale", (SCALE_GRID, 1), 32, 16)?,
     ])
 }
 
@@ -209,9 +217,9 @@ fn main() -> Result<(), Error> {
         "buffer" => {
             let mut a = [KtraceArg::OFF; 3];
             for (i, (grid, cap, every)) in [
-                (MATVEC_GRID, 128, 16),
-                (M as u32, 32, 1),
-                (SCALE_GRID, 32, 16),
+                ((MATVEC_GRID, KSPLIT), 128, 16),
+                ((M as u32, 1), 32, 1),
+                ((SCALE_GRID, 1), 32, 16),
             ]
             .into_iter()
             .enumerate()
@@ -222,7 +230,7 @@ fn main() -> Result<(), Error> {
                     BlockSampling::All
                 };
                 let shape = LaunchShape::new(
-                    [grid, 1, 1],
+                    [grid.0, grid.1, 1],
                     [256, 1, 1],
                     cap,
                     &WarpSampling::List(vec![0]),

@@ -10,12 +10,13 @@
 #define SERVE_M 4          // rows (tokens) of a decode step
 #define SERVE_TILE 128     // columns per block of the matrix-vector product
 
-// y[m][n] = sum_k x[m][k] * w[k][n]: each block computes SERVE_TILE
-// columns for every row, each lane four of them (one float4 a row); its 8
-// warps split K, each streaming its rows of the block's strip of w (512
-// coalesced bytes a row), and add up their partial sums in shared memory.
+// y[m][n] += sum_k x[m][k] * w[k][n] over the block's quarter of K (y is
+// zeroed before): each block computes SERVE_TILE columns for every row,
+// each lane four of them (one float4 a row); its 8 warps split the block's
+// rows, each streaming them (512 coalesced bytes a row), add up their
+// partial sums in shared memory and the block adds its sums to y.
 extern "C" __global__ void __launch_bounds__(256)
-    serve_matvec(const float* __restrict__ x, const float4* __restrict__ w, float4* __restrict__ y,
+    serve_matvec(const float* __restrict__ x, const float4* __restrict__ w, float* __restrict__ y,
                  int K, int N, ktrace_arg trace) {
   KTRACE_OPEN(trace);
   __shared__ float4 part[8][SERVE_M][32];
@@ -23,12 +24,12 @@ extern "C" __global__ void __launch_bounds__(256)
   const int warp = threadIdx.x / 32;
   const int n4 = blockIdx.x * 32 + lane;  // in float4s
   const int N4 = N / 4;
-  const int rows = K / 8;
-  const int k_begin = warp * rows;
+  const int rows = K / gridDim.y / 8;
+  const int k_begin = (blockIdx.y * 8 + warp) * rows;
   float4 acc[SERVE_M];
 #pragma unroll
   for (int m = 0; m < SERVE_M; ++m) acc[m] = make_float4(0.f, 0.f, 0.f, 0.f);
-  const int chunk = 128;
+  const int chunk = 64;
   for (int k0 = k_begin; k0 < k_begin + rows; k0 += chunk) {
     KTRACE_B("stream_w");
 #pragma unroll 8
@@ -59,7 +60,11 @@ extern "C" __global__ void __launch_bounds__(256)
       t.z += p.z;
       t.w += p.w;
     }
-    y[warp * N4 + n4] = t;
+    float* out = y + (size_t)warp * N + 4 * n4;
+    atomicAdd(out + 0, t.x);
+    atomicAdd(out + 1, t.y);
+    atomicAdd(out + 2, t.z);
+    atomicAdd(out + 3, t.w);
   }
   KTRACE_E("combine");
 }

@@ -100,6 +100,7 @@ fn write_traces(
             device: &cap.device,
             regions: &cap.regions,
             host_axis: axis.as_ref(),
+            steps: &cap.steps,
         })
         .collect();
     let format = if perfetto {

@@ -40,7 +40,11 @@ pub fn text(cap: &Capture, sel: &LaunchSelection, each: bool) -> Result<String, 
     }
     // Sites of the kernels chosen (all of them without --kernels).
     let chosen = |kernel: &str| infos.iter().any(|l| l.kernel == kernel) || sel.keeps_all();
-    for s in cap.sites.iter().filter(|s| s.dropped > 0 && chosen(&s.kernel)) {
+    for s in cap
+        .sites
+        .iter()
+        .filter(|s| s.dropped > 0 && chosen(&s.kernel))
+    {
         let _ = writeln!(
             out,
             "warning: site {} ({}): {} dropped (chosen, but no slab was free); {} of {} kept",

@@ -437,6 +437,10 @@ pub struct TimelineLaunch<'a> {
     /// host span beside them. `None`: the raw `%globaltimer` axis, and no
     /// host span.
     pub host_axis: Option<&'a HostAxis>,
+    /// The host steps of its capture (continuous sessions): a Perfetto
+    /// trace puts them on a "Host steps" track when the launch is on the
+    /// host's axis.
+    pub steps: &'a [crate::format::capture::HostStep],
 }
 
 impl<'a> TimelineLaunch<'a> {
@@ -456,6 +460,7 @@ impl<'a> TimelineLaunch<'a> {
                     device: &c.device,
                     regions: &c.regions,
                     host_axis: axis.as_ref(),
+                    steps: &c.steps,
                 })
             })
             .collect()
@@ -510,6 +515,14 @@ pub fn export_perfetto(
             out.push(write_perfetto_launch(
                 &mut pw, t, dec, pass, trace_path, &mut done, progress,
             )?);
+        }
+        // Each capture's steps once, for the captures on the host's axis.
+        let mut written_steps: Vec<&[crate::format::capture::HostStep]> = Vec::new();
+        for t in launches.iter().filter(|t| t.host_axis.is_some()) {
+            if !written_steps.iter().any(|s| std::ptr::eq(*s, t.steps)) {
+                pw.host_steps(t.steps).map_err(io)?;
+                written_steps.push(t.steps);
+            }
         }
         pw.finish().map_err(io)?;
         Ok(out)

@@ -122,6 +122,7 @@ mod tests {
                 device: &cap.device,
                 regions: &cap.regions,
                 host_axis: None,
+                steps: &cap.steps,
             })
             .collect()
     }

@@ -144,6 +144,7 @@ enum Message {
     Launch(LaunchCapture),
     Step(HostStep),
     Sync(ClockSync),
+    Site(SiteRecord),
 }
 
 /// What a session did, returned by [`ContinuousSession::finish`].
@@ -306,8 +307,9 @@ impl ContinuousSession {
     /// Marks a step of the host's work, from now until the guard is
     /// dropped: it appears on the host track of the traces and selects
     /// launches with `--steps`.
-    pub fn step(&self, name: &str, index: u64) -> StepGuard {
+    pub fn step(&self, name: &str, index: u64) -> StepGuard<'_> {
         StepGuard {
+            _session: std::marker::PhantomData,
             tx: self.tx.clone(),
             step: HostStep {
                 name: name.to_string(),
@@ -371,8 +373,12 @@ impl ContinuousSession {
             .collect();
         let durations = sites.iter().map(|s| s.durations.clone()).collect();
         drop(sites);
-        let tx = self.tx.take();
-        drop(tx);
+        if let Some(tx) = self.tx.take() {
+            for r in &records {
+                tx.send(Message::Site(r.clone()))
+                    .map_err(|_| Error::Config("the capture writer stopped".into()))?;
+            }
+        }
         let writer = self.writer.take().expect("writer");
         let _bytes = writer
             .join()
@@ -656,6 +662,7 @@ fn spawn_writer(
                     Message::Launch(l) => w.launch(&l)?,
                     Message::Step(s) => w.step(&s)?,
                     Message::Sync(s) => w.clock_sync(&s)?,
+                    Message::Site(s) => w.site(&s)?,
                 }
                 if since_flush.elapsed() > Duration::from_millis(200) {
                     w.flush()?;
@@ -669,13 +676,15 @@ fn spawn_writer(
         .map_err(|e| Error::io("<writer thread>", e))
 }
 
-/// A host step, from [`ContinuousSession::step`] until dropped.
-pub struct StepGuard {
+/// A host step, from [`ContinuousSession::step`] until dropped. It
+/// borrows the session, so the session cannot finish while a step is open.
+pub struct StepGuard<'a> {
+    _session: std::marker::PhantomData<&'a ContinuousSession>,
     tx: Option<SyncSender<Message>>,
     step: HostStep,
 }
 
-impl Drop for StepGuard {
+impl Drop for StepGuard<'_> {
     fn drop(&mut self) {
         self.step.end_ns = host_clocks_ns().0;
         if let Some(tx) = &self.tx {

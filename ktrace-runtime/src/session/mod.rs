@@ -356,6 +356,7 @@ impl TraceSession {
                 device: &self.capture.device,
                 regions: &self.capture.regions,
                 host_axis: axis.as_ref(),
+                steps: &self.capture.steps,
             })
             .collect();
         let format = if perfetto {

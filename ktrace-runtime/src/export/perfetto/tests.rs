@@ -686,3 +686,38 @@ fn times_round_to_the_nearest_nanosecond_halves_up() {
     assert_eq!(ns_at(1000, -2_000_000), 0);
     assert_eq!(ns_at(i64::MAX, i64::MAX), i64::MAX as u64);
 }
+
+#[test]
+fn host_steps_get_a_track_of_their_own_with_a_slice_each() {
+    let mut w = PerfettoWriter::begin(Vec::new(), PerfettoOptions::default()).unwrap();
+    let steps = [
+        crate::format::capture::HostStep {
+            name: "decode".into(),
+            index: 7,
+            begin_ns: 1_000,
+            end_ns: 5_000,
+        },
+        crate::format::capture::HostStep {
+            name: "decode".into(),
+            index: 8,
+            begin_ns: 5_000,
+            end_ns: 4_000, // a clock that went back: an empty slice, not a reversed one
+        },
+    ];
+    w.host_steps(&steps).unwrap();
+    w.host_steps(&[]).unwrap();
+    let (tracks, events, _) = read(&w.finish().unwrap());
+    let (spans, _) = slices(&events);
+    let on_steps: Vec<_> = spans
+        .iter()
+        .filter(|s| path(&tracks, s.0) == ["Host steps"])
+        .map(|s| (s.1.clone(), s.2, s.3))
+        .collect();
+    assert_eq!(
+        on_steps,
+        [
+            ("decode 7".to_string(), 1_000, 5_000),
+            ("decode 8".to_string(), 5_000, 5_000)
+        ]
+    );
+}

@@ -13,6 +13,7 @@ use super::{
 };
 use crate::decode::{Decoder, Span, TimedEvent, WarpTrace};
 use crate::diagnostics::WarpId;
+use crate::format::capture::HostStep;
 
 /// One event of the warp being written, in output order.
 #[derive(Clone, Copy, Debug)]
@@ -170,6 +171,44 @@ impl<W: Write> PerfettoWriter<W> {
         self.devices.push((device.to_owned(), uuid));
         self.track(uuid, None, device.to_owned(), rank, None)?;
         Ok(uuid)
+    }
+
+    /// A "Host steps" track at the top of the trace and on it a slice per
+    /// step, "NAME INDEX", on the host's `CLOCK_REALTIME` (where launches
+    /// placed on the host's clock are). Nothing without steps.
+    pub fn host_steps(&mut self, steps: &[HostStep]) -> io::Result<()> {
+        if steps.is_empty() {
+            return Ok(());
+        }
+        let uuid = child_uuid(self.salt, 7, 0);
+        self.track(
+            uuid,
+            None,
+            "Host steps".into(),
+            -1,
+            Some("the program's steps (ContinuousSession::step)".into()),
+        )?;
+        for step in steps {
+            let title = format!("{} {}", step.name, step.index);
+            for (ts, kind) in [
+                (step.begin_ns, SLICE_BEGIN),
+                (step.end_ns.max(step.begin_ns), SLICE_END),
+            ] {
+                self.packet(&pb::TracePacket {
+                    timestamp: Some(ts),
+                    timestamp_clock_id: Some(REALTIME_CLOCK_ID),
+                    trusted_packet_sequence_id: Some(WRITER_SEQUENCE_ID),
+                    data: Some(pb::trace_packet::Data::TrackEvent(pb::TrackEvent {
+                        r#type: Some(i32::from(kind)),
+                        track_uuid: Some(uuid),
+                        name: (kind == SLICE_BEGIN).then(|| title.clone()),
+                        ..Default::default()
+                    })),
+                    ..Default::default()
+                })?;
+            }
+        }
+        Ok(())
     }
 
     /// The launch's "Host" track and on it the slice `title` over
