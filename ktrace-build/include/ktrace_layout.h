@@ -84,9 +84,9 @@ typedef struct ktrace_slot_meta {
   uint16_t warp;              /* 20: warp index within the block            */
   uint16_t smid;              /* 22: %smid                                  */
   uint32_t open_magic;        /* 24: KTRACE_OPEN_MAGIC once opened          */
-  uint32_t launch;            /* 28: the launch, as the warp saw it at open:
-                               *     the site's `epoch` with KTRACE_ARG_SITE,
-                               *     the argument's `launch` otherwise      */
+  uint32_t launch;            /* 28: the launch: the argument's `launch`,
+                               *     or with KTRACE_ARG_SITE the site's
+                               *     `epoch`, written at flush              */
   uint64_t final_globaltimer; /* 32: %globaltimer at flush (ns)             */
   uint64_t final_clock64;     /* 40: %clock64 at flush                      */
   uint32_t count;             /* 48: events recorded, may exceed the cap    */
@@ -113,15 +113,15 @@ typedef struct ktrace_arg {
   uint32_t warps_traced; /* popcount(warp_mask) over the block's warps         */
   uint32_t block_stride; /* trace blocks whose linear index % stride == 0 (>=1)*/
   uint32_t blocks_traced;/* traced blocks with a slot; later ones are skipped  */
-  uint32_t cap_log2;     /* per-warp capacity is 1 << (cap_log2 & 31); may
-                          * have KTRACE_ARG_SITE set                          */
+  uint32_t cap_log2;     /* per-warp capacity is 1 << cap_log2                 */
   uint32_t launch;       /* launch index within the session, written to each
-                          * slot's `launch` (without KTRACE_ARG_SITE)         */
+                          * slot's `launch`; or KTRACE_ARG_SITE | site index  */
 } ktrace_arg;
 
-/* Set in ktrace_arg.cap_log2 (layout version 4): `buffer` is the device
- * address of a ktrace_site, and each launch writes the slab the site names
- * instead of one buffer that the host copies back after every launch. */
+/* Set in ktrace_arg.launch (layout version 4; the low bits then hold the
+ * site's index in its session): `buffer` is the device address of a
+ * ktrace_site, and each launch writes the slab the site names instead of
+ * one buffer that the host copies back after every launch. */
 #define KTRACE_ARG_SITE 0x80000000u
 /* ktrace_site.slab of a launch that records nothing: the keep rule did not
  * choose it, or every slab was still waiting to be drained. */
@@ -133,10 +133,11 @@ typedef struct ktrace_arg {
  * runs. A slab is one launch's buffer: blocks_traced * warps_traced slots
  * of the argument's shape. 64 bytes, 16-byte aligned.
  *
- * Each sampled warp reads {epoch, slab, slabs} at open with one 16-byte
- * load, writes the slab's slot (its `launch` = epoch) unless the slab is
- * KTRACE_SLAB_NONE, and at flush adds 1 to `flushed` (acq_rel, gpu scope,
- * after its slot's stores). The warp that brings `flushed` to `warps`, the
+ * The slabs follow the site: slab k is at the site's address + 64 + k *
+ * (slab bytes). Each sampled warp reads `slab` at open, writes the slab's
+ * slot unless it is KTRACE_SLAB_NONE and at flush stamps its slot's
+ * `launch` with `epoch` (which only the launch's last warp advances), then
+ * adds 1 to `flushed` (acq_rel, gpu scope, after its slot's stores). The warp that brings `flushed` to `warps`, the
  * last of its launch, resets it and chooses the next launch's slab:
  *   kept += (slab != NONE); epoch += 1;
  *   chosen = (keep_from <= epoch < keep_until && (epoch - keep_from) %
@@ -150,7 +151,7 @@ typedef struct ktrace_arg {
 typedef struct ktrace_site {
   uint32_t epoch;          /*  0: launches of this site before the running one */
   uint32_t slab;           /*  4: slab the running launch writes, or NONE    */
-  uint64_t slabs;          /*  8: device address of slab 0                   */
+  uint64_t slabs;          /*  8: zero (the slabs follow the site)           */
   uint32_t flushed;        /* 16: sampled warps of the running launch flushed */
   uint32_t kept;           /* 20: launches written to a slab so far          */
   uint32_t dropped;        /* 24: launches chosen that found no free slab    */

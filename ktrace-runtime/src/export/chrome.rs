@@ -149,6 +149,9 @@ fn push_us(out: &mut Vec<u8>, ps: i64) {
 /// Output is gathered here and handed to the writer in chunks of this size.
 const CHUNK: usize = 64 * 1024;
 
+/// The process id of the host steps' track: above every SM's.
+const HOST_STEPS_PID: u64 = 1 << 40;
+
 /// Streams a Chrome trace: [`ChromeWriter::begin`], then
 /// [`ChromeWriter::warp`] for each warp, then [`ChromeWriter::finish`].
 ///
@@ -286,6 +289,38 @@ impl<W: Write> ChromeWriter<W> {
         self.out.extend_from_slice(b",\"args\":");
         self.out.extend_from_slice(arg);
         self.out.push(b'}');
+        Ok(())
+    }
+
+    /// Writes one host step as a complete event ("X") named `title` on a
+    /// "Host steps" process of its own, from `start_ps` to `end_ps` (ps
+    /// from the launch origin, as the warps' events).
+    pub fn host_step(&mut self, title: &str, start_ps: i64, end_ps: i64) -> io::Result<()> {
+        if self.seen_pids.insert(HOST_STEPS_PID) {
+            self.meta_event(
+                "process_name",
+                HOST_STEPS_PID,
+                0,
+                b"{\"name\":\"Host steps\"}",
+            )?;
+            self.meta_event(
+                "process_sort_index",
+                HOST_STEPS_PID,
+                0,
+                b"{\"sort_index\":-1}",
+            )?;
+        }
+        self.sep()?;
+        self.out.extend_from_slice(b"{\"name\":");
+        let name = serde_json::to_string(title).map_err(io::Error::other)?;
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(b",\"ph\":\"X\",\"ts\":");
+        write_us(&mut self.out, start_ps - self.t0)?;
+        self.out.extend_from_slice(b",\"dur\":");
+        write_us(&mut self.out, (end_ps - start_ps).max(0))?;
+        self.out.extend_from_slice(b",\"pid\":");
+        push_u64(&mut self.out, HOST_STEPS_PID);
+        self.out.extend_from_slice(b",\"tid\":0}");
         Ok(())
     }
 

@@ -278,6 +278,22 @@ pub fn write_trace<W: Write, T: Borrow<WarpTrace>>(
     trace_name: &Path,
     w: W,
 ) -> Result<WrittenTrace> {
+    write_trace_with_steps(dec, warps, device, regions, opts, trace_name, &[], w)
+}
+
+/// [`write_trace`], with host steps (ps from the launch origin) on a track
+/// of their own.
+#[allow(clippy::too_many_arguments)]
+fn write_trace_with_steps<W: Write, T: Borrow<WarpTrace>>(
+    dec: &Decoder<'_>,
+    warps: impl IntoIterator<Item = T>,
+    device: &DeviceInfo,
+    regions: &Regions,
+    opts: &ExportOptions,
+    trace_name: &Path,
+    steps: &[(String, i64, i64)],
+    w: W,
+) -> Result<WrittenTrace> {
     let io = |e| Error::io(trace_name, e);
     let t0 = dec.first_event_of_launch().unwrap_or(0);
     let filter = opts
@@ -285,6 +301,9 @@ pub fn write_trace<W: Write, T: Borrow<WarpTrace>>(
         .map_err(config_error)?;
     let mut pass = FilteredPass::new(filter, dec, regions, opts);
     let mut cw = ChromeWriter::begin(w, regions, opts.chrome, t0).map_err(io)?;
+    for (title, start, end) in steps {
+        cw.host_step(title, *start, *end).map_err(io)?;
+    }
     for warp in warps {
         if let Some(kept) = pass.add_warp(warp.borrow()) {
             cw.warp(&kept).map_err(io)?;
@@ -348,6 +367,53 @@ pub fn export_launch_with_progress(
     opts: &ExportOptions,
     progress: &mut dyn FnMut(&ExportProgress),
 ) -> Result<ExportReport> {
+    let t = TimelineLaunch {
+        launch,
+        device,
+        regions,
+        host_axis: None,
+        steps: &[],
+    };
+    export_timeline_launch(&t, trace_path, opts, progress)
+}
+
+/// The host steps that overlap launch `t` on its GPU's clock, as (title,
+/// start, end) in ps from the launch origin `origin_ns`; none without a
+/// host axis.
+fn steps_of_launch(t: &TimelineLaunch<'_>, origin_ns: u64) -> Result<Vec<(String, i64, i64)>> {
+    let Some(axis) = t.host_axis else {
+        return Ok(Vec::new());
+    };
+    let Some((a, b)) = crate::format::site::gpu_span(&t.launch.buffer()?) else {
+        return Ok(Vec::new());
+    };
+    // host = gpu + offset, the offset taken at the launch's start.
+    let offset = axis.offset_at(a);
+    let (ha, hb) = (a as i64 + offset, b as i64 + offset);
+    Ok(t.steps
+        .iter()
+        .filter(|s| (s.begin_ns as i64) < hb && (s.end_ns as i64) > ha)
+        .map(|s| {
+            let ps = |host: u64| (host as i64 - offset - origin_ns as i64) * 1000;
+            (
+                format!("{} {}", s.name, s.index),
+                ps(s.begin_ns),
+                ps(s.end_ns),
+            )
+        })
+        .collect())
+}
+
+/// [`export_launch_with_progress`] for a launch with its axis and its
+/// capture's host steps: the steps that overlap it go on a track of their
+/// own.
+pub fn export_timeline_launch(
+    t: &TimelineLaunch<'_>,
+    trace_path: &Path,
+    opts: &ExportOptions,
+    progress: &mut dyn FnMut(&ExportProgress),
+) -> Result<ExportReport> {
+    let (launch, device, regions) = (t.launch, t.device, t.regions);
     let buffer = launch.buffer()?;
     let dec = Decoder::new(buffer, &opts.decode_for(device));
     if opts.filter.is_some() {
@@ -371,9 +437,12 @@ pub fn export_launch_with_progress(
         warps_written,
         diagnostics,
         summary,
-    } = write_atomic_with(trace_path, |w| {
-        write_trace(&dec, warps, device, regions, opts, trace_path, w)
-    })?;
+    } = {
+        let steps = steps_of_launch(t, dec.origin_globaltimer())?;
+        write_atomic_with(trace_path, |w| {
+            write_trace_with_steps(&dec, warps, device, regions, opts, trace_path, &steps, w)
+        })?
+    };
     let summary_path = summary_path(trace_path);
     write_atomic(&summary_path, |w| {
         serde_json::to_writer_pretty(&mut *w, &summary).map_err(io::Error::other)?;

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use super::perfetto::PerfettoOptions;
 use super::{
-    export_launch_with_progress, export_perfetto, ExportOptions, ExportProgress, ExportReport,
+    export_perfetto, export_timeline_launch, ExportOptions, ExportProgress, ExportReport,
     TimelineLaunch,
 };
 use crate::error::Result;
@@ -99,11 +99,7 @@ impl TraceFile<'_> {
             TraceFormat::Chrome => self
                 .launches
                 .iter()
-                .map(|t| {
-                    export_launch_with_progress(
-                        t.launch, t.device, t.regions, &self.path, opts, progress,
-                    )
-                })
+                .map(|t| export_timeline_launch(t, &self.path, opts, progress))
                 .collect(),
         }
     }
@@ -186,5 +182,52 @@ mod tests {
         assert_eq!(reports[1].events, r.events);
         let read = |p: &Path| std::fs::read_to_string(p).unwrap();
         assert_eq!(read(&reports[1].trace_path), read(&direct));
+    }
+}
+
+#[cfg(test)]
+mod step_tests {
+    use super::*;
+    use crate::timeline::HostAxis;
+
+    #[test]
+    fn a_chrome_trace_on_the_hosts_clock_shows_the_steps_its_launch_overlaps() {
+        let cap = crate::synth::continuous_capture();
+        let axis = HostAxis::new(&cap.clock_syncs).unwrap();
+        let dir = std::env::temp_dir().join(format!("ktrace-steps-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.json");
+        let t = TimelineLaunch {
+            launch: &cap.launches[0],
+            device: &cap.device,
+            regions: &cap.regions,
+            host_axis: axis.as_ref(),
+            steps: &cap.steps,
+        };
+        crate::export::export_timeline_launch(&t, &path, &ExportOptions::default(), &mut |_| {})
+            .unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let events = json["traceEvents"].as_array().unwrap();
+        let steps: Vec<&str> = events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["pid"] == 1u64 << 40)
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(steps, ["decode 10"]);
+        assert!(events
+            .iter()
+            .any(|e| e["ph"] == "M" && e["args"]["name"] == "Host steps"));
+        // Without the host's axis there is no way to place them.
+        let t = TimelineLaunch {
+            host_axis: None,
+            ..t
+        };
+        crate::export::export_timeline_launch(&t, &path, &ExportOptions::default(), &mut |_| {})
+            .unwrap();
+        assert!(!std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("Host steps"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

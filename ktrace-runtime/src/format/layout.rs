@@ -77,9 +77,9 @@ pub struct SlotMeta {
     pub smid: u16,
     /// [`OPEN_MAGIC`] once opened.
     pub open_magic: u32,
-    /// The launch the warp belonged to, as it saw it at open (layout
-    /// version 4; zero before): its site's epoch for a launch traced
-    /// through a site ([`ARG_SITE`]), the argument's `launch` otherwise.
+    /// The launch the warp belonged to (layout version 4; zero before):
+    /// the argument's `launch`, or for a launch traced through a site
+    /// ([`ARG_SITE`]) the site's epoch, written at flush.
     pub launch: u32,
     /// `%globaltimer` at flush, in nanoseconds.
     pub final_globaltimer: u64,
@@ -290,8 +290,9 @@ impl KtraceArg {
     };
 }
 
-/// `KTRACE_ARG_SITE`, set in [`KtraceArg::cap_log2`] (layout version 4):
-/// the argument's `buffer` is the address of a [`Site`], not of slot 0.
+/// `KTRACE_ARG_SITE`, set in [`KtraceArg::launch`] (layout version 4; the
+/// low bits then hold the site's index): the argument's `buffer` is the
+/// address of a [`Site`], whose slabs follow it, not of slot 0.
 pub const ARG_SITE: u32 = 0x8000_0000;
 /// `KTRACE_SLAB_NONE`: the [`Site::slab`] of a launch that records nothing.
 pub const SLAB_NONE: u32 = 0xffff_ffff;
@@ -310,7 +311,7 @@ pub struct Site {
     pub epoch: u32,
     /// The slab the running launch writes, or [`SLAB_NONE`].
     pub slab: u32,
-    /// Device address of slab 0.
+    /// Zero: the slabs follow the site.
     pub slabs: u64,
     /// Sampled warps of the running launch that have flushed.
     pub flushed: u32,
