@@ -10,6 +10,8 @@
 //! - `plain`: the same kernels launched without a graph, traced as `every`;
 //! - `buffer`: the traced build, each kernel given one single-launch buffer
 //!   that every replay overwrites (the markers' cost without the sites);
+//! - `idle`: as `every`, but keeping no launch (`Keep::Triggered`, never
+//!   triggered): the sites' per-launch work alone;
 //! - `off`: the traced build with tracing off (null arguments);
 //! - `untraced`: the untraced build;
 //! - `check`: the launch identity check: graph replays and plain launches
@@ -200,7 +202,7 @@ fn main() -> Result<(), Error> {
     let mut session = None;
     let mut buffers = Vec::new();
     let args3: [KtraceArg; 3] = match mode.as_str() {
-        "every" | "plain" | "sampled" => {
+        "every" | "plain" | "sampled" | "idle" => {
             let config = ContinuousConfig {
                 capture: capture.clone().into(),
                 ..ContinuousConfig::default()
@@ -208,6 +210,8 @@ fn main() -> Result<(), Error> {
             let mut s = ContinuousSession::new(&stream, config, REGIONS)?;
             let a = if mode == "sampled" {
                 sites(&mut s, false, Keep::Every(100))?
+            } else if mode == "idle" {
+                sites(&mut s, true, Keep::Triggered)?
             } else {
                 sites(&mut s, true, Keep::All)?
             };
@@ -245,7 +249,7 @@ fn main() -> Result<(), Error> {
         }
         "off" | "untraced" => [KtraceArg::OFF; 3],
         other => fail(&format!(
-            "unknown mode {other}: every, sampled, plain, buffer, off, untraced or check"
+            "unknown mode {other}: every, sampled, plain, idle, buffer, off, untraced, check or ceiling"
         )),
     };
     let graph = if mode == "plain" {

@@ -136,8 +136,14 @@ static_assert(offsetof(ktrace_slot_meta, flush_magic) == kFlushCount + 4 &&
                   offsetof(ktrace_slot_meta, grid_id) == kFlushCount + 8,
               "ktrace: flush store writes {count, magic, grid_id}");
 static_assert(sizeof(ktrace_site) == 64 && offsetof(ktrace_site, slab) == 4 &&
-                  offsetof(ktrace_site, slabs) == 8 && offsetof(ktrace_site, flushed) == 16,
-              "ktrace: a warp reads {epoch, slab, slabs} of its site with one 16-byte load");
+                  offsetof(ktrace_site, flushed) == 16 && offsetof(ktrace_site, kept) == 20 &&
+                  offsetof(ktrace_site, dropped) == 24 &&
+                  offsetof(ktrace_site, triggers_used) == 28 &&
+                  offsetof(ktrace_site, slab_count) == 36 && offsetof(ktrace_site, drained) == 40 &&
+                  offsetof(ktrace_site, every) == 44 && offsetof(ktrace_site, keep_from) == 48 &&
+                  offsetof(ktrace_site, keep_until) == 52 &&
+                  offsetof(ktrace_site, triggers_asked) == 56,
+              "ktrace: the site's fields are where ktrace_layout.h says");
 static_assert(sizeof(ktrace_event) == 8 && offsetof(ktrace_event, clock) == 0 &&
                   offsetof(ktrace_event, region) == 4 &&
                   offsetof(ktrace_event, region) + 2 == offsetof(ktrace_event, type),

@@ -447,9 +447,11 @@ impl ContinuousSession {
                         drainer.round(&sites)?;
                         return Ok(());
                     }
-                    if moved == 0 {
-                        std::thread::sleep(poll);
-                    }
+                    // At most one round a poll: the copies and waits of a
+                    // round take the driver's lock the program's own
+                    // launches need.
+                    let _ = moved;
+                    std::thread::sleep(poll);
                 }
             })
             .map_err(|e| Error::io("<drain thread>", e))?;
