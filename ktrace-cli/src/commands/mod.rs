@@ -141,3 +141,6 @@ fn read_positions(path: &Path, positions: &[usize]) -> Result<Vec<LaunchCapture>
     }
     Ok(cap.launches)
 }
+
+#[cfg(test)]
+mod tests;
