@@ -4,7 +4,7 @@
 
 use ktrace_runtime::analysis::{analyze_launch, Analysis, AnalysisOptions};
 
-use super::{pick, read};
+use super::read_picked;
 use crate::analysis_text::analysis_text;
 use crate::cli::AnalyzeArgs;
 use crate::error::CliError;
@@ -28,9 +28,9 @@ pub fn run(args: AnalyzeArgs) -> Result<(), CliError> {
         ..AnalysisOptions::default()
     };
     let capture = &args.capture;
-    let cap = read(capture)?;
+    let cap = read_picked(capture, args.launch, &Default::default())?;
     let mut analyses = Vec::new();
-    for l in pick(&cap, args.launch)? {
+    for l in &cap.launches {
         analyses.push(
             analyze_launch(l, &cap.device, &cap.regions, &opts).map_err(|error| {
                 CliError::Launch {

@@ -8,7 +8,7 @@ use ktrace_runtime::export::summary::{RegionStats, Summary};
 use ktrace_runtime::export::{summarize_launch, ExportOptions};
 use ktrace_runtime::format::capture::Capture;
 
-use super::read;
+use super::read_picked;
 use crate::analysis_text::role_diff_text;
 use crate::cli::DiffArgs;
 use crate::error::CliError;
@@ -21,7 +21,11 @@ pub fn run(args: DiffArgs) -> Result<(), CliError> {
         wait: args.wait.patterns()?,
         ..AnalysisOptions::default()
     };
-    let (ca, cb) = (read(a)?, read(b)?);
+    let only = Default::default();
+    let (ca, cb) = (
+        read_picked(a, Some(launch), &only)?,
+        read_picked(b, Some(launch), &only)?,
+    );
     let sa = summary_of(&ca, launch)?;
     let sb = summary_of(&cb, launch)?;
     print_diff(a, b, &sa, &sb);

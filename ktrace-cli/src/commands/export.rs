@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use ktrace_runtime::export::launches::LaunchSelection;
 use ktrace_runtime::export::perfetto::{HostClocks, PerfettoOptions};
 use ktrace_runtime::export::plan::{plan, ChromeNames, TraceFormat};
 use ktrace_runtime::export::summary::SummaryOptions;
@@ -11,7 +10,7 @@ use ktrace_runtime::export::{is_perfetto_path, ExportOptions, ExportReport, Time
 use ktrace_runtime::format::capture::Capture;
 use ktrace_runtime::timeline::HostAxis;
 
-use super::{pick_selected, read};
+use super::read_picked;
 use crate::cli::{ExportArgs, FormatArg};
 use crate::error::CliError;
 use crate::progress::ProgressLine;
@@ -32,7 +31,7 @@ pub fn run(args: ExportArgs) -> Result<(), CliError> {
             "--args is for the Perfetto format (the Chrome trace always has them)".into(),
         ));
     }
-    let cap = read(&args.capture)?;
+    let cap = read_picked(&args.capture, args.launch, &args.select.selection())?;
     let opts = ExportOptions {
         chrome: args.chrome.options(),
         summary: SummaryOptions {
@@ -46,7 +45,6 @@ pub fn run(args: ExportArgs) -> Result<(), CliError> {
         capture: &args.capture,
         output: args.output.as_deref(),
         launch: args.launch,
-        select: args.select.selection(),
         format,
         perfetto_args: args.args,
     };
@@ -65,15 +63,14 @@ struct Destination<'a> {
     output: Option<&'a Path>,
     /// `--launch`.
     launch: Option<u32>,
-    /// `--kernels` and `--steps`.
-    select: LaunchSelection,
     /// The trace format.
     format: FormatArg,
     /// `--args`.
     perfetto_args: bool,
 }
 
-/// Writes the traces: which launches go to which file on which time axis.
+/// Writes the traces of the launches of `cap` (those picked): which
+/// launches go to which file on which time axis.
 ///
 /// Perfetto: the launches picked go into the one file, on the host's
 /// CLOCK_REALTIME when the capture holds clock syncs. Chrome: one file per
@@ -93,8 +90,9 @@ fn write_traces(
     let output = dest
         .output
         .map_or_else(|| dest.capture.with_extension(ext), Path::to_path_buf);
-    let launches: Vec<TimelineLaunch> = pick_selected(cap, dest.launch, &dest.select)?
-        .into_iter()
+    let launches: Vec<TimelineLaunch> = cap
+        .launches
+        .iter()
         .map(|l| TimelineLaunch {
             launch: l,
             device: &cap.device,

@@ -1,15 +1,19 @@
 //! `ktrace launches`: statistics across the launches of a capture, per
 //! kernel and (`--each`) per launch, read from the slots' metadata alone.
+//! The file is read a record at a time and each launch's buffer dropped
+//! once its facts are taken, so a capture of any size takes the memory of
+//! a small record per launch.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use ktrace_runtime::export::launches::{
-    capture_launches, kernel_stats, step_launches, KernelStats, LaunchDuration, LaunchInfo,
-    LaunchSelection, OUTLIER_FACTOR,
+    facts_infos, kernel_stats, read_facts, step_launches, KernelStats, LaunchDuration, LaunchFacts,
+    LaunchInfo, LaunchSelection, OUTLIER_FACTOR,
 };
 use ktrace_runtime::format::capture::{Capture, StreamEnd};
 
-use super::read;
+use super::check_read;
 use crate::cli::LaunchesArgs;
 use crate::error::CliError;
 use crate::table::{dur, table_text};
@@ -19,16 +23,45 @@ const OUTLIERS_NAMED: usize = 5;
 
 /// `ktrace launches`.
 pub fn run(args: LaunchesArgs) -> Result<(), CliError> {
-    let cap = read(&args.capture)?;
-    print!("{}", text(&cap, &args.select.selection(), args.each)?);
+    print!(
+        "{}",
+        file_text(&args.capture, &args.select.selection(), args.each)?
+    );
     Ok(())
 }
 
-/// What `ktrace launches` prints for `cap`: a line when the file was cut,
-/// a warning per site that dropped launches, the table per kernel and its
-/// outliers, and with `each` the table per launch.
-pub fn text(cap: &Capture, sel: &LaunchSelection, each: bool) -> Result<String, CliError> {
-    let all = capture_launches(cap)?;
+/// What `ktrace launches` prints for the capture file at `path`, read a
+/// record at a time: no launch's buffer is kept.
+fn file_text(path: &Path, sel: &LaunchSelection, each: bool) -> Result<String, CliError> {
+    let read = read_facts(path, |_| false)?;
+    check_read(path, &read.capture, read.launches.len())?;
+    facts_text(&read.capture, &read.launches, sel, each)
+}
+
+/// What `ktrace launches` prints for `cap` ([`facts_text`] of its
+/// launches).
+#[cfg(test)]
+fn text(cap: &Capture, sel: &LaunchSelection, each: bool) -> Result<String, CliError> {
+    let facts = cap
+        .launches
+        .iter()
+        .map(LaunchFacts::of)
+        .collect::<Result<Vec<_>, _>>()?;
+    facts_text(cap, &facts, sel, each)
+}
+
+/// What `ktrace launches` prints for a capture whose launches are `facts`
+/// (the launches of `cap` itself are not read: only its clock syncs,
+/// steps, sites and end): a line when the file was cut, a warning per site
+/// that dropped launches, the table per kernel and its outliers, and with
+/// `each` the table per launch.
+pub fn facts_text(
+    cap: &Capture,
+    facts: &[LaunchFacts],
+    sel: &LaunchSelection,
+    each: bool,
+) -> Result<String, CliError> {
+    let all = facts_infos(facts, &cap.clock_syncs)?;
     let infos: Vec<LaunchInfo<'_>> = sel.select(&all, &cap.steps)?.into_iter().copied().collect();
     let mut out = String::new();
     if let Some(StreamEnd::Cut { offset, left }) = cap.stream_end {

@@ -12,7 +12,7 @@ pub mod summary;
 
 use std::path::Path;
 
-use ktrace_runtime::export::launches::{launch_infos, LaunchSelection};
+use ktrace_runtime::export::launches::{read_facts, LaunchInfo, LaunchSelection};
 use ktrace_runtime::format::capture::{Capture, LaunchCapture, StreamEnd};
 use ktrace_runtime::timeline::HostAxis;
 
@@ -23,11 +23,18 @@ use crate::error::CliError;
 /// note on stderr.
 fn read(path: &Path) -> Result<Capture, CliError> {
     let cap = Capture::read(path)?;
+    check_read(path, &cap, cap.launches.len())?;
+    Ok(cap)
+}
+
+/// Fails when the file at `path`, read as `cap`, held no launch (`total`
+/// launches, kept or not); notes on stderr when it was cut.
+fn check_read(path: &Path, cap: &Capture, total: usize) -> Result<(), CliError> {
     let cut = match cap.stream_end {
         Some(StreamEnd::Cut { offset, left }) => Some((offset, left)),
         _ => None,
     };
-    if cap.launches.is_empty() {
+    if total == 0 {
         return Err(match cut {
             Some((offset, left)) => CliError::NoLaunchCut {
                 path: path.to_path_buf(),
@@ -41,39 +48,99 @@ fn read(path: &Path) -> Result<Capture, CliError> {
     }
     if let Some((offset, left)) = cut {
         eprintln!(
-            "ktrace: note: {} is truncated (its writer did not finish): read its {} launches \
-             up to byte {offset}, {left} bytes after it left out",
+            "ktrace: note: {} is truncated (its writer did not finish): read its {total} \
+             launches up to byte {offset}, {left} bytes after it left out",
             path.display(),
-            cap.launches.len()
         );
     }
-    Ok(cap)
+    Ok(())
 }
 
-/// Launch `launch` of `cap`, or every launch when `None`.
-fn pick(cap: &Capture, launch: Option<u32>) -> Result<Vec<&LaunchCapture>, CliError> {
-    match launch {
-        Some(n) => Ok(vec![cap.launch(n)?]),
-        None => Ok(cap.launches.iter().collect()),
-    }
-}
-
-/// The launches of `cap` that `--launch` picks ([`pick`]) and `sel` keeps
-/// (`--kernels`, `--steps`); fails when `sel` keeps none.
-fn pick_selected<'a>(
-    cap: &'a Capture,
+/// The capture at `path` holding only the launches that `--launch`
+/// (`launch`: the first launch of that index) picks and `sel` (`--kernels`,
+/// `--steps`) keeps, in order; every launch when nothing is picked (as
+/// [`read`]). Only the picked launches' buffers are kept: the others are
+/// dropped as soon as they are read. `--steps` needs the host's steps and
+/// clock syncs, which the file interleaves with its launches: the file is
+/// read twice, first for the launches' metadata, then for the buffers of
+/// those chosen. Fails when `--launch` names no launch or `sel` keeps none.
+fn read_picked(
+    path: &Path,
     launch: Option<u32>,
     sel: &LaunchSelection,
-) -> Result<Vec<&'a LaunchCapture>, CliError> {
-    let picked = pick(cap, launch)?;
-    if sel.keeps_all() {
-        return Ok(picked);
+) -> Result<Capture, CliError> {
+    if launch.is_none() && sel.keeps_all() {
+        return read(path);
     }
-    let axis = HostAxis::new(&cap.clock_syncs)?;
-    let infos = launch_infos(picked, axis.as_ref())?;
-    Ok(sel
-        .select(&infos, &cap.steps)?
+    let two_passes = sel.steps.is_some();
+    let mut found = false;
+    let first = read_facts(path, |l| {
+        let picked = match launch {
+            Some(n) if !found && l.shape.launch == n => {
+                found = true;
+                true
+            }
+            Some(_) => false,
+            None => true,
+        };
+        picked && !two_passes && sel.matches_kernel(&l.kernel)
+    })?;
+    let total = first.launches.len();
+    check_read(path, &first.capture, total)?;
+    let picked: Vec<usize> = match launch {
+        Some(n) => vec![first.launches.iter().position(|f| f.launch == n).ok_or(
+            ktrace_runtime::Error::NoSuchLaunch {
+                asked: n,
+                available: total,
+            },
+        )?],
+        None => (0..total).collect(),
+    };
+    if sel.keeps_all() {
+        return Ok(first.capture);
+    }
+    let axis = HostAxis::new(&first.capture.clock_syncs)?;
+    let infos: Vec<LaunchInfo<'_>> = picked
+        .iter()
+        .map(|&i| first.launches[i].info(axis.as_ref()))
+        .collect();
+    let chosen: Vec<usize> = sel
+        .select_indices(&infos, &first.capture.steps)?
         .into_iter()
-        .map(|i| i.capture)
-        .collect())
+        .map(|i| picked[i])
+        .collect();
+    if !two_passes {
+        debug_assert_eq!(first.capture.launches.len(), chosen.len());
+        return Ok(first.capture);
+    }
+    let launches = read_positions(path, &chosen)?;
+    Ok(Capture {
+        launches,
+        ..first.capture
+    })
 }
+
+/// The launches at `positions` (increasing) among the launches of the
+/// file at `path`.
+fn read_positions(path: &Path, positions: &[usize]) -> Result<Vec<LaunchCapture>, CliError> {
+    let mut at = 0usize;
+    let mut next = positions.iter().copied().peekable();
+    let cap = Capture::read_selected(path, |_| {
+        let keep = next.next_if_eq(&at).is_some();
+        at += 1;
+        keep
+    })?;
+    if cap.launches.len() != positions.len() {
+        return Err(ktrace_runtime::Error::Corrupt(format!(
+            "{}: the file changed while it was read: {} of the {} launches chosen are there",
+            path.display(),
+            cap.launches.len(),
+            positions.len()
+        ))
+        .into());
+    }
+    Ok(cap.launches)
+}
+
+#[cfg(test)]
+mod tests;

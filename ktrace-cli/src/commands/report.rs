@@ -2,7 +2,7 @@
 
 use ktrace_runtime::export::report::{write_report, ReportOptions};
 
-use super::read;
+use super::read_picked;
 use crate::cli::ReportArgs;
 use crate::error::CliError;
 
@@ -10,7 +10,7 @@ use crate::error::CliError;
 pub fn run(args: ReportArgs) -> Result<(), CliError> {
     let wait = args.wait.patterns()?;
     let capture = &args.capture;
-    let cap = read(capture)?;
+    let cap = read_picked(capture, args.launch, &Default::default())?;
     let l = match args.launch {
         Some(n) => cap.launch(n)?,
         None if cap.launches.len() == 1 => &cap.launches[0],

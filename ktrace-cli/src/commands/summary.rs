@@ -7,15 +7,15 @@ use ktrace_runtime::export::{summarize_launch, ExportOptions};
 use ktrace_runtime::fill::ring_fill;
 use ktrace_runtime::format::capture::{Capture, LaunchCapture};
 
-use super::{pick_selected, read};
+use super::read_picked;
 use crate::cli::SummaryArgs;
 use crate::error::CliError;
 use crate::table::{dur, print_table};
 
 /// `ktrace summary`.
 pub fn run(args: SummaryArgs) -> Result<(), CliError> {
-    let cap = read(&args.capture)?;
-    let launches = pick_selected(&cap, args.launch, &args.select.selection())?;
+    let cap = read_picked(&args.capture, args.launch, &args.select.selection())?;
+    let launches = &cap.launches;
     if let Some(region) = &args.by_value {
         let id = region_id(&cap, region)?;
         for l in launches {

@@ -26,15 +26,24 @@
 //!   ([`NamePattern`]: `gemm*`) and that overlap the steps of a
 //!   [`StepRange`] (`2..5`, `2..`). A selection that keeps nothing is a
 //!   [`FilterError`] naming what was asked and what the capture holds.
+//! - [`LaunchFacts`] and [`read_facts`]: what [`LaunchInfo`] tells of a
+//!   launch, owned and without the buffer, for every launch of a capture
+//!   file read a record at a time; so a capture of any size is summarised
+//!   in the memory of a small record per launch.
 
+mod facts;
 #[cfg(test)]
 mod tests;
+
+pub use facts::{facts_infos, read_facts, CaptureFacts, KernelNames, LaunchFacts};
 
 use std::fmt;
 
 use crate::error::Result;
 use crate::export::filter::{FilterError, FilterPart};
-use crate::format::capture::{Capture, HostStep, LaunchCapture, LaunchOrigin, SiteRecord};
+use crate::format::capture::{
+    Capture, HostSpan, HostStep, LaunchCapture, LaunchOrigin, SiteRecord,
+};
 use crate::format::pattern::NamePattern;
 use crate::timeline::HostAxis;
 
@@ -96,11 +105,10 @@ impl HostRange {
     }
 }
 
-/// One launch as its slot metadata tells it.
+/// One launch as its slot metadata tells it (borrowing its kernel name from
+/// the [`LaunchCapture`] or the [`LaunchFacts`] it was read from).
 #[derive(Clone, Copy, Debug)]
 pub struct LaunchInfo<'a> {
-    /// The launch itself.
-    pub capture: &'a LaunchCapture,
     /// Its index (the `launch` of its shape).
     pub launch: u32,
     /// Its kernel's name (empty when the session was not told it).
@@ -128,6 +136,21 @@ impl LaunchInfo<'_> {
 /// when one is given (else taken from its recorded host span). Fails only
 /// when its buffer does not match its shape.
 pub fn launch_info<'a>(l: &'a LaunchCapture, axis: Option<&HostAxis>) -> Result<LaunchInfo<'a>> {
+    let (warps, flushed, gpu) = slot_facts(l)?;
+    Ok(LaunchInfo {
+        launch: l.shape.launch,
+        kernel: &l.kernel,
+        origin: l.origin,
+        warps,
+        flushed,
+        gpu,
+        host: host_range(gpu, l.host_span, axis),
+    })
+}
+
+/// The slots of `l` that were opened, of those the flushed ones, and the
+/// span from the earliest open to the latest flush of those.
+fn slot_facts(l: &LaunchCapture) -> Result<(u64, u64, Option<GpuSpan>)> {
     let buf = l.buffer()?;
     let (mut warps, mut flushed) = (0u64, 0u64);
     let mut gpu: Option<GpuSpan> = None;
@@ -148,27 +171,27 @@ pub fn launch_info<'a>(l: &'a LaunchCapture, axis: Option<&HostAxis>) -> Result<
         g.begin_ns = g.begin_ns.min(m.init_globaltimer);
         g.end_ns = g.end_ns.max(m.final_globaltimer);
     }
+    Ok((warps, flushed, gpu))
+}
+
+/// A launch's host range: its GPU span through `axis`, else its recorded
+/// host span.
+fn host_range(
+    gpu: Option<GpuSpan>,
+    host_span: Option<HostSpan>,
+    axis: Option<&HostAxis>,
+) -> Option<HostRange> {
     let mapped = axis.zip(gpu).map(|(a, g)| HostRange {
         begin_ns: a.to_host_ns(g.begin_ns),
         end_ns: a.to_host_ns(g.end_ns),
         source: HostSource::GpuSpan,
     });
-    let host = mapped.or_else(|| {
-        l.host_span.map(|h| HostRange {
+    mapped.or_else(|| {
+        host_span.map(|h| HostRange {
             begin_ns: clamp_i64(h.enqueue_ns),
             end_ns: clamp_i64(h.complete_ns),
             source: HostSource::Enqueue,
         })
-    });
-    Ok(LaunchInfo {
-        capture: l,
-        launch: l.shape.launch,
-        kernel: &l.kernel,
-        origin: l.origin,
-        warps,
-        flushed,
-        gpu,
-        host,
     })
 }
 
@@ -468,9 +491,22 @@ impl LaunchSelection {
         infos: &'i [LaunchInfo<'a>],
         steps: &[HostStep],
     ) -> std::result::Result<Vec<&'i LaunchInfo<'a>>, FilterError> {
-        let by_kernel: Vec<&LaunchInfo<'a>> = infos
-            .iter()
-            .filter(|i| self.matches_kernel(i.kernel))
+        Ok(self
+            .select_indices(infos, steps)?
+            .into_iter()
+            .map(|i| &infos[i])
+            .collect())
+    }
+
+    /// The positions in `infos` of the launches it keeps, increasing (as
+    /// [`LaunchSelection::select`]).
+    pub fn select_indices(
+        &self,
+        infos: &[LaunchInfo<'_>],
+        steps: &[HostStep],
+    ) -> std::result::Result<Vec<usize>, FilterError> {
+        let by_kernel: Vec<usize> = (0..infos.len())
+            .filter(|&i| self.matches_kernel(infos[i].kernel))
             .collect();
         if by_kernel.is_empty() && !infos.is_empty() {
             return Err(self.no_kernel(infos));
@@ -482,9 +518,13 @@ impl LaunchSelection {
         if chosen.is_empty() {
             return Err(no_step(range, steps));
         }
-        let kept: Vec<&LaunchInfo<'a>> = by_kernel
+        let kept: Vec<usize> = by_kernel
             .into_iter()
-            .filter(|i| i.host.is_some_and(|h| chosen.iter().any(|s| h.overlaps(s))))
+            .filter(|&i| {
+                infos[i]
+                    .host
+                    .is_some_and(|h| chosen.iter().any(|s| h.overlaps(s)))
+            })
             .collect();
         if kept.is_empty() && !infos.is_empty() {
             return Err(self.no_overlap(range, chosen.len(), infos));

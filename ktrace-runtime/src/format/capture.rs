@@ -52,9 +52,31 @@ impl Capture {
         CaptureStream::open(path)?.into_capture()
     }
 
+    /// Reads a capture file as [`Capture::read`] does, but keeps only the
+    /// launches for which `keep` is true: each launch is read, given to
+    /// `keep` (in the order of the file) and dropped at once unless kept.
+    /// Reading takes the memory of the launches kept and of one record at a
+    /// time. The clock syncs, steps, sites and [`Capture::stream_end`] are
+    /// those [`Capture::read`] gives.
+    pub fn read_selected(
+        path: impl AsRef<Path>,
+        keep: impl FnMut(&LaunchCapture) -> bool,
+    ) -> Result<Capture> {
+        CaptureStream::open(path)?.into_capture_selected(keep)
+    }
+
     /// Parses a capture from its bytes (as [`Capture::read`]).
     pub fn from_bytes(bytes: &[u8]) -> Result<Capture> {
-        crate::format::stream::capture_from_bytes(bytes)
+        crate::format::stream::capture_from_bytes(bytes, |_| true)
+    }
+
+    /// Parses a capture from its bytes, keeping the launches for which
+    /// `keep` is true (as [`Capture::read_selected`]).
+    pub fn from_bytes_selected(
+        bytes: &[u8],
+        keep: impl FnMut(&LaunchCapture) -> bool,
+    ) -> Result<Capture> {
+        crate::format::stream::capture_from_bytes(bytes, keep)
     }
 
     /// Checks that the capture can be written; returns the layout version
@@ -142,3 +164,6 @@ fn layout_version_of(launches: &[LaunchCapture]) -> Result<u32> {
     }
     Ok(version)
 }
+
+#[cfg(test)]
+mod tests;

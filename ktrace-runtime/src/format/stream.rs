@@ -566,8 +566,12 @@ impl<S: Source> RecordReader<S> {
         Ok(Record::End)
     }
 
-    /// Reads every record into a capture.
-    pub(crate) fn into_capture(mut self) -> Result<Capture> {
+    /// Reads every record into a capture, keeping the launches for which
+    /// `keep` is true: each other launch is dropped as soon as it is read.
+    pub(crate) fn into_capture_selected(
+        mut self,
+        mut keep: impl FnMut(&LaunchCapture) -> bool,
+    ) -> Result<Capture> {
         let mut cap = Capture {
             device: self.head.device.clone(),
             regions: self.head.regions.clone(),
@@ -575,7 +579,8 @@ impl<S: Source> RecordReader<S> {
         };
         while let Some(rec) = self.next_record()? {
             match rec {
-                Record::Launch(l) => cap.launches.push(l),
+                Record::Launch(l) if keep(&l) => cap.launches.push(l),
+                Record::Launch(_) => {}
                 Record::ClockSync(s) => cap.clock_syncs.push(s),
                 Record::Step(s) => cap.steps.push(s),
                 Record::Site(s) => match cap.sites.iter_mut().find(|o| o.site == s.site) {
@@ -590,9 +595,14 @@ impl<S: Source> RecordReader<S> {
     }
 }
 
-/// Reads a capture of the bytes in memory.
-pub(crate) fn capture_from_bytes(bytes: &[u8]) -> Result<Capture> {
-    RecordReader::new(Reader::new(SliceSource(bytes), bytes.len() as u64))?.into_capture()
+/// Reads a capture of the bytes in memory, keeping the launches for which
+/// `keep` is true.
+pub(crate) fn capture_from_bytes(
+    bytes: &[u8],
+    keep: impl FnMut(&LaunchCapture) -> bool,
+) -> Result<Capture> {
+    RecordReader::new(Reader::new(SliceSource(bytes), bytes.len() as u64))?
+        .into_capture_selected(keep)
 }
 
 /// A capture file read a record at a time, so that a large one need not be
@@ -639,7 +649,19 @@ impl CaptureStream {
 
     /// Reads every record left into a capture.
     pub fn into_capture(self) -> Result<Capture> {
-        self.inner.into_capture()
+        self.inner.into_capture_selected(|_| true)
+    }
+
+    /// Reads every record left into a capture that holds only the launches
+    /// for which `keep` is true; each other launch is dropped as soon as it
+    /// is read, so this takes the memory of the launches kept and of one
+    /// record. Clock syncs, steps, sites and the end are kept as
+    /// [`CaptureStream::into_capture`] keeps them.
+    pub fn into_capture_selected(
+        self,
+        keep: impl FnMut(&LaunchCapture) -> bool,
+    ) -> Result<Capture> {
+        self.inner.into_capture_selected(keep)
     }
 }
 

@@ -171,3 +171,174 @@ fn a_selection_of_nothing_is_an_error() {
     let e = text(&continuous_capture(), &sel(&[], Some("3..5")), false).unwrap_err();
     assert!(e.to_string().contains("indices 10 to 12"), "{e}");
 }
+
+/// A directory of its own under the system's temporary one, removed when
+/// dropped.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let d = std::env::temp_dir().join(format!("ktrace-launches-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes `cap` to `path` as a continuous session does: its clock syncs
+/// and steps among its launches (the first sync first, then a step and a
+/// sync after every third launch), the sites last; then the end record
+/// when `finish`, else the first bytes of a launch record (as if its
+/// writer were stopped inside it). The records of the file `cap` saves,
+/// put in that order.
+fn write_interleaved(cap: &Capture, path: &Path, finish: bool) {
+    let mut bytes = Vec::new();
+    cap.write_to(&mut bytes).unwrap();
+    // The head is what a capture without records writes before its end
+    // record (16 bytes of header, 16 of payload).
+    let mut empty = Vec::new();
+    Capture {
+        launches: Vec::new(),
+        clock_syncs: Vec::new(),
+        steps: Vec::new(),
+        sites: Vec::new(),
+        ..cap.clone()
+    }
+    .write_to(&mut empty)
+    .unwrap();
+    let head = empty.len() - 32;
+    let mut by_kind: [Vec<&[u8]>; 6] = Default::default();
+    let mut at = head;
+    while at < bytes.len() {
+        let kind = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let len = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap()) as usize;
+        by_kind[kind].push(&bytes[at..at + 16 + len]);
+        at += 16 + len;
+    }
+    let [_, launches, syncs, steps, sites, end] = by_kind;
+    let (mut syncs, mut steps) = (syncs.into_iter(), steps.into_iter());
+    let mut out = bytes[..head].to_vec();
+    out.extend(syncs.next().unwrap_or_default());
+    for (i, l) in launches.iter().enumerate() {
+        out.extend(*l);
+        if i % 3 == 2 {
+            out.extend(steps.next().unwrap_or_default());
+            out.extend(syncs.next().unwrap_or_default());
+        }
+    }
+    steps.chain(syncs).chain(sites).for_each(|r| out.extend(r));
+    if finish {
+        out.extend(end[0]);
+    } else {
+        out.extend(&launches[0][..40]);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// Selections whose text the streamed and the whole read must agree on.
+fn selections() -> Vec<LaunchSelection> {
+    vec![
+        sel(&[], None),
+        sel(&["gemm"], None),
+        sel(&["n*", ""], None),
+        sel(&[], Some("11..")),
+        sel(&["gemm", "norm"], Some("10..12")),
+    ]
+}
+
+#[test]
+fn streamed_text_of_a_version_3_file_is_the_text_of_the_capture() {
+    let d = TempDir::new("stream");
+    let cap = continuous_capture();
+    let path = d.0.join("continuous.ktrace");
+    write_interleaved(&cap, &path, true);
+    let read = Capture::read(&path).unwrap();
+    for s in selections() {
+        for each in [false, true] {
+            assert_eq!(
+                file_text(&path, &s, each).unwrap(),
+                text(&read, &s, each).unwrap(),
+                "{s:?}, each {each}"
+            );
+        }
+    }
+    // The file read whole is the capture, but for the order of its syncs
+    // and steps among the launches: the text is the capture's.
+    assert_eq!(
+        file_text(&path, &sel(&[], Some("11..")), true).unwrap(),
+        text(&cap, &sel(&[], Some("11..")), true).unwrap()
+    );
+    // Errors are the same too.
+    for s in [sel(&["attn"], None), sel(&[], Some("3..5"))] {
+        assert_eq!(
+            file_text(&path, &s, false).unwrap_err().to_string(),
+            text(&read, &s, false).unwrap_err().to_string()
+        );
+    }
+}
+
+#[test]
+fn streamed_text_of_a_cut_file_is_the_text_of_the_capture() {
+    let d = TempDir::new("cut");
+    let path = d.0.join("cut.ktrace");
+    write_interleaved(&continuous_capture(), &path, false);
+    let read = Capture::read(&path).unwrap();
+    assert!(matches!(read.stream_end, Some(StreamEnd::Cut { .. })));
+    for each in [false, true] {
+        let out = file_text(&path, &sel(&[], None), each).unwrap();
+        assert!(out.starts_with("capture cut at byte"), "{out}");
+        assert_eq!(out, text(&read, &sel(&[], None), each).unwrap());
+    }
+}
+
+#[test]
+fn a_capture_of_thousands_of_small_launches() {
+    use ktrace_runtime::format::capture::{HostStep, LaunchOrigin};
+    use ktrace_runtime::synth::{timed_launch, BASE_GT};
+    let d = TempDir::new("thousands");
+    let kernels = ["gemm", "norm", "attn"];
+    let n = 3000u32;
+    let launches = (0..n)
+        .map(|i| {
+            let k = i % 3;
+            let dur = 1000 + u64::from(i % 7) * 100 + u64::from(i == 1500) * 50_000;
+            let mut l = timed_launch(i, kernels[k as usize], BASE_GT + u64::from(i) * 20_000, dur);
+            l.origin = Some(LaunchOrigin {
+                site: k,
+                epoch: i / 3,
+                grid_id: u64::from(k),
+            });
+            l
+        })
+        .collect();
+    let host0 = BASE_GT - 1000;
+    let steps = (0..100)
+        .map(|k| HostStep {
+            name: "decode".into(),
+            index: k,
+            begin_ns: host0 + k * 600_000,
+            end_ns: host0 + (k + 1) * 600_000,
+        })
+        .collect();
+    let cap = Capture {
+        launches,
+        steps,
+        ..continuous_capture()
+    };
+    let path = d.0.join("many.ktrace");
+    write_interleaved(&cap, &path, true);
+    let out = file_text(&path, &sel(&[], None), false).unwrap();
+    assert!(out.contains("3000 of 3000 launches, 3 kernels\n"), "{out}");
+    assert!(out.contains("launch 1500 (51.200 us)"), "{out}");
+    assert_eq!(out, text(&cap, &sel(&[], None), false).unwrap());
+    let s = sel(&["norm"], Some("10..20"));
+    let each = file_text(&path, &s, true).unwrap();
+    assert_eq!(each, text(&cap, &s, true).unwrap());
+    assert!(each.contains(" of 3000 launches, 1 kernel\n"), "{each}");
+}

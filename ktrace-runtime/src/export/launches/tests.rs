@@ -249,3 +249,86 @@ fn a_selection_that_keeps_nothing_says_what_there_is() {
     let e = picked(&sel(&[], Some("10")), &no_time).unwrap_err();
     assert!(e.contains("no launch has a host time"), "{e}");
 }
+
+#[test]
+fn launch_facts_tell_what_launch_info_tells() {
+    let mut cap = capture();
+    // One launch with a recorded host span: placed by it without syncs.
+    cap.launches[7].host_span = Some(HostSpan {
+        enqueue_ns: 5,
+        complete_ns: 9,
+    });
+    let axis = HostAxis::new(&cap.clock_syncs).unwrap().unwrap();
+    let facts = CaptureFacts::of(cap.clone()).unwrap();
+    assert_eq!(facts.launches.len(), cap.launches.len());
+    for (l, f) in cap.launches.iter().zip(&facts.launches) {
+        for a in [None, Some(&axis)] {
+            assert_eq!(
+                format!("{:?}", f.info(a)),
+                format!("{:?}", launch_info(l, a).unwrap())
+            );
+        }
+        assert_eq!(*f, LaunchFacts::of(l).unwrap());
+    }
+    // The launches of one kernel share its name.
+    let gemm: Vec<&LaunchFacts> = facts
+        .launches
+        .iter()
+        .filter(|f| &*f.kernel == "gemm")
+        .collect();
+    assert!(std::sync::Arc::ptr_eq(&gemm[0].kernel, &gemm[4].kernel));
+    assert_eq!(
+        format!("{:?}", facts.infos().unwrap()),
+        format!("{:?}", capture_launches(&cap).unwrap())
+    );
+}
+
+#[test]
+fn read_facts_takes_every_launch_and_keeps_those_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.ktrace");
+    let cap = capture();
+    cap.save(&path).unwrap();
+    let none = read_facts(&path, |_| false).unwrap();
+    let whole = CaptureFacts::of(Capture::read(&path).unwrap()).unwrap();
+    assert_eq!(none.launches, whole.launches);
+    assert!(none.capture.launches.is_empty());
+    assert_eq!(
+        none.capture,
+        Capture {
+            launches: Vec::new(),
+            ..whole.capture.clone()
+        }
+    );
+    let norm = read_facts(&path, |l| l.kernel == "norm").unwrap();
+    assert_eq!(norm.launches, whole.launches);
+    let kept: Vec<u32> = norm
+        .capture
+        .launches
+        .iter()
+        .map(|l| l.shape.launch)
+        .collect();
+    assert_eq!(kept, [5, 6]);
+}
+
+#[test]
+fn select_indices_are_the_positions_select_keeps() {
+    let cap = capture();
+    let infos = capture_launches(&cap).unwrap();
+    let sel = LaunchSelection {
+        kernels: vec!["gemm".into(), "norm".into()],
+        steps: Some(StepRange::parse("11..").unwrap()),
+    };
+    let at = sel.select_indices(&infos, &cap.steps).unwrap();
+    let kept: Vec<u32> = sel
+        .select(&infos, &cap.steps)
+        .unwrap()
+        .iter()
+        .map(|i| i.launch)
+        .collect();
+    assert_eq!(
+        at.iter().map(|&i| infos[i].launch).collect::<Vec<_>>(),
+        kept
+    );
+    assert_eq!(kept, [3, 4, 6]);
+}
