@@ -51,23 +51,7 @@ use crate::timeline::HostAxis;
 /// median (p50) duration of its kernel's launches.
 pub const OUTLIER_FACTOR: f64 = 1.5;
 
-/// When a launch ran on the GPU, in ns of its `%globaltimer`: from the
-/// earliest open to the latest flush of its slots that were opened and
-/// flushed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GpuSpan {
-    /// The earliest `init_globaltimer`.
-    pub begin_ns: u64,
-    /// The latest `final_globaltimer`.
-    pub end_ns: u64,
-}
-
-impl GpuSpan {
-    /// `end_ns - begin_ns` (0 if a flush reads before an open).
-    pub fn duration_ns(&self) -> u64 {
-        self.end_ns.saturating_sub(self.begin_ns)
-    }
-}
+pub use crate::format::site::GpuSpan;
 
 /// Where a [`HostRange`] came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,26 +136,11 @@ pub fn launch_info<'a>(l: &'a LaunchCapture, axis: Option<&HostAxis>) -> Result<
 /// span from the earliest open to the latest flush of those.
 fn slot_facts(l: &LaunchCapture) -> Result<(u64, u64, Option<GpuSpan>)> {
     let buf = l.buffer()?;
-    let (mut warps, mut flushed) = (0u64, 0u64);
-    let mut gpu: Option<GpuSpan> = None;
-    for slot in buf.slots() {
-        let m = slot.meta();
-        if !m.is_opened() {
-            continue;
-        }
-        warps += 1;
-        if !m.is_flushed() {
-            continue;
-        }
-        flushed += 1;
-        let g = gpu.get_or_insert(GpuSpan {
-            begin_ns: m.init_globaltimer,
-            end_ns: m.final_globaltimer,
-        });
-        g.begin_ns = g.begin_ns.min(m.init_globaltimer);
-        g.end_ns = g.end_ns.max(m.final_globaltimer);
-    }
-    Ok((warps, flushed, gpu))
+    let opened = buf.slots().filter(|s| s.meta().is_opened());
+    let (warps, flushed) = opened.fold((0u64, 0u64), |(w, f), s| {
+        (w + 1, f + u64::from(s.meta().is_flushed()))
+    });
+    Ok((warps, flushed, crate::format::site::gpu_span(&buf)))
 }
 
 /// A launch's host range: its GPU span through `axis`, else its recorded

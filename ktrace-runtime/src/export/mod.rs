@@ -384,9 +384,10 @@ fn steps_of_launch(t: &TimelineLaunch<'_>, origin_ns: u64) -> Result<Vec<(String
     let Some(axis) = t.host_axis else {
         return Ok(Vec::new());
     };
-    let Some((a, b)) = crate::format::site::gpu_span(&t.launch.buffer()?) else {
+    let Some(span) = crate::format::site::gpu_span(&t.launch.buffer()?) else {
         return Ok(Vec::new());
     };
+    let (a, b) = (span.begin_ns, span.end_ns);
     // host = gpu + offset, the offset taken at the launch's start.
     let offset = axis.offset_at(a);
     let (ha, hb) = (a as i64 + offset, b as i64 + offset);

@@ -194,16 +194,42 @@ pub fn slab_launch(
     Ok((launch, report))
 }
 
-/// A launch's span on the GPU's `%globaltimer` from its slots' metadata
-/// alone: the earliest open to the latest flush of its flushed slots.
-pub fn gpu_span(buffer: &LaunchBuffer<'_>) -> Option<(u64, u64)> {
+/// When a launch ran on the GPU, in ns of its `%globaltimer`: from the
+/// earliest open to the latest flush of its slots that were opened and
+/// flushed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuSpan {
+    /// The earliest `init_globaltimer`.
+    pub begin_ns: u64,
+    /// The latest `final_globaltimer`.
+    pub end_ns: u64,
+}
+
+impl GpuSpan {
+    /// `end_ns - begin_ns` (0 if a flush reads before an open).
+    pub fn duration_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.begin_ns)
+    }
+}
+
+/// A launch's [`GpuSpan`] from its slots' metadata alone, without decoding;
+/// `None` when no slot was opened and flushed.
+pub fn gpu_span(buffer: &LaunchBuffer<'_>) -> Option<GpuSpan> {
     buffer
         .slots()
         .map(|s| *s.meta())
         .filter(|m| m.is_opened() && m.is_flushed())
-        .fold(None, |span, m| {
-            let (a, b) = span.unwrap_or((u64::MAX, 0));
-            Some((a.min(m.init_globaltimer), b.max(m.final_globaltimer)))
+        .fold(None, |span: Option<GpuSpan>, m| {
+            Some(match span {
+                None => GpuSpan {
+                    begin_ns: m.init_globaltimer,
+                    end_ns: m.final_globaltimer,
+                },
+                Some(g) => GpuSpan {
+                    begin_ns: g.begin_ns.min(m.init_globaltimer),
+                    end_ns: g.end_ns.max(m.final_globaltimer),
+                },
+            })
         })
 }
 
@@ -343,7 +369,13 @@ mod tests {
         );
         let b = l.buffer().unwrap();
         assert_eq!(b.slots().filter(|s| s.meta().is_opened()).count(), 3);
-        assert_eq!(gpu_span(&b), Some((1000, 2002)));
+        assert_eq!(
+            gpu_span(&b),
+            Some(GpuSpan {
+                begin_ns: 1000,
+                end_ns: 2002
+            })
+        );
     }
 
     #[test]

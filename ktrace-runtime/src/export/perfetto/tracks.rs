@@ -190,23 +190,7 @@ impl<W: Write> PerfettoWriter<W> {
         )?;
         for step in steps {
             let title = format!("{} {}", step.name, step.index);
-            for (ts, kind) in [
-                (step.begin_ns, SLICE_BEGIN),
-                (step.end_ns.max(step.begin_ns), SLICE_END),
-            ] {
-                self.packet(&pb::TracePacket {
-                    timestamp: Some(ts),
-                    timestamp_clock_id: Some(REALTIME_CLOCK_ID),
-                    trusted_packet_sequence_id: Some(WRITER_SEQUENCE_ID),
-                    data: Some(pb::trace_packet::Data::TrackEvent(pb::TrackEvent {
-                        r#type: Some(i32::from(kind)),
-                        track_uuid: Some(uuid),
-                        name: (kind == SLICE_BEGIN).then(|| title.clone()),
-                        ..Default::default()
-                    })),
-                    ..Default::default()
-                })?;
-            }
+            self.realtime_slice(uuid, &title, (step.begin_ns, step.end_ns))?;
         }
         Ok(())
     }
@@ -214,7 +198,6 @@ impl<W: Write> PerfettoWriter<W> {
     /// The launch's "Host" track and on it the slice `title` over
     /// `start..end` (ns on the output axis).
     fn host_span(&mut self, launch_uuid: u64, title: &str, span: (u64, u64)) -> io::Result<()> {
-        let (start, end) = span;
         let host = child_uuid(launch_uuid, 6, 0);
         self.track(
             host,
@@ -223,6 +206,13 @@ impl<W: Write> PerfettoWriter<W> {
             -1,
             Some("the host's enqueue to completion of the launch".into()),
         )?;
+        self.realtime_slice(host, title, span)
+    }
+
+    /// The slice `title` on `track` over `start..end` in ns of the host's
+    /// `CLOCK_REALTIME` (an end before its start ends it where it starts).
+    fn realtime_slice(&mut self, track: u64, title: &str, span: (u64, u64)) -> io::Result<()> {
+        let (start, end) = span;
         for (ts, kind) in [(start, SLICE_BEGIN), (end.max(start), SLICE_END)] {
             self.packet(&pb::TracePacket {
                 timestamp: Some(ts),
@@ -230,7 +220,7 @@ impl<W: Write> PerfettoWriter<W> {
                 trusted_packet_sequence_id: Some(WRITER_SEQUENCE_ID),
                 data: Some(pb::trace_packet::Data::TrackEvent(pb::TrackEvent {
                     r#type: Some(i32::from(kind)),
-                    track_uuid: Some(host),
+                    track_uuid: Some(track),
                     name: (kind == SLICE_BEGIN).then(|| title.to_owned()),
                     ..Default::default()
                 })),
