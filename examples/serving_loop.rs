@@ -68,8 +68,10 @@ const KSPLIT: u32 = 4;
 const SCALE_GRID: u32 = (M * N / 256) as u32;
 
 impl Step {
-    fn new(stream: &Arc<CudaStream>, module: &KernelModule) -> Result<Self, Error> {
-        let m = ktrace_runtime::load_module_variant(stream.context(), module, true)?;
+    /// The step's kernels from the traced or the untraced build, and its
+    /// buffers.
+    fn new(stream: &Arc<CudaStream>, module: &KernelModule, traced: bool) -> Result<Self, Error> {
+        let m = ktrace_runtime::load_module_variant(stream.context(), module, traced)?;
         Ok(Step {
             matvec: m.load_function("serve_matvec")?,
             rowsum: m.load_function("serve_rowsum")?,
@@ -185,18 +187,7 @@ fn main() -> Result<(), Error> {
         return ceiling(&stream, seconds);
     }
     let module = &kernels::SERVING;
-    let untraced = mode == "untraced";
-    let mut step = if untraced {
-        let m = ktrace_runtime::load_module_variant(stream.context(), module, false)?;
-        Step {
-            matvec: m.load_function("serve_matvec")?,
-            rowsum: m.load_function("serve_rowsum")?,
-            scale: m.load_function("serve_scale")?,
-            ..Step::new(&stream, module)?
-        }
-    } else {
-        Step::new(&stream, module)?
-    };
+    let mut step = Step::new(&stream, module, mode != "untraced")?;
     let capture =
         std::env::var("KTRACE_CAPTURE").unwrap_or_else(|_| format!("serving_{mode}.ktrace"));
     let mut session = None;
@@ -423,9 +414,9 @@ fn check(stream: &Arc<CudaStream>) -> Result<(), Error> {
         site("probe_stream_a")?,
         site("probe_stream_b")?,
     );
-    let mut counters: Vec<CudaSlice<u32>> = (0..3)
-        .map(|_| stream.alloc_zeros::<u32>(1))
-        .collect::<Result<_, _>>()?;
+    let mut counter_graph = stream.alloc_zeros::<u32>(1)?;
+    let mut counter_a = stream.alloc_zeros::<u32>(1)?;
+    let mut counter_b = stream.alloc_zeros::<u32>(1)?;
     let mut sink = stream.alloc_zeros::<u32>(1)?;
     let spin = 20000i32;
     let enqueue = |s: &Arc<CudaStream>,
@@ -458,19 +449,16 @@ fn check(stream: &Arc<CudaStream>) -> Result<(), Error> {
     stream
         .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
         .map_err(|e| format!("begin capture: {e:?}"))?;
-    enqueue(stream, &mut counters[0], &mut sink, &g_arg).map_err(|e| format!("capture: {e}"))?;
+    enqueue(stream, &mut counter_graph, &mut sink, &g_arg).map_err(|e| format!("capture: {e}"))?;
     let graph = stream
         .end_capture(CUgraphInstantiate_flags(0))
         .map_err(|e| format!("end capture: {e:?}"))?
         .expect("a graph");
-    let (c0, rest) = counters.split_at_mut(1);
-    let _ = c0;
-    let (ca, cb) = rest.split_at_mut(1);
     let mut sink_b = other.alloc_zeros::<u32>(1)?;
     for _ in 0..100 {
         graph.launch()?;
-        enqueue(stream, &mut ca[0], &mut sink, &a_arg)?;
-        enqueue(&other, &mut cb[0], &mut sink_b, &b_arg)?;
+        enqueue(stream, &mut counter_a, &mut sink, &a_arg)?;
+        enqueue(&other, &mut counter_b, &mut sink_b, &b_arg)?;
     }
     stream.synchronize()?;
     other.synchronize()?;

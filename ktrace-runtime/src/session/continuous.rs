@@ -135,7 +135,6 @@ struct SiteSlot {
 struct Counters {
     launches: AtomicU64,
     records: AtomicU64,
-    bytes: AtomicU64,
     stale_slots: AtomicU64,
     overlaps: AtomicU64,
 }
@@ -184,7 +183,7 @@ pub struct ContinuousSession {
     stop: Arc<AtomicBool>,
     tx: Option<SyncSender<Message>>,
     drain: Option<JoinHandle<Result<()>>>,
-    writer: Option<JoinHandle<Result<u64>>>,
+    writer: Option<JoinHandle<Result<()>>>,
     config: ContinuousConfig,
     started: Instant,
 }
@@ -323,8 +322,8 @@ impl ContinuousSession {
     /// Traces the next `n` launches of `site` that its keep rule leaves
     /// out (with [`Keep::Triggered`]: the next `n`).
     pub fn capture_next(&self, site: TracedSite, n: u32) -> Result<()> {
-        let sites = self.sites.lock().expect("sites");
-        let s = &sites[site.index as usize];
+        let mut sites = self.sites.lock().expect("sites");
+        let s = &mut sites[site.index as usize];
         let asked = s.last.triggers_asked.wrapping_add(n);
         // The host's word of the site; the device only reads it.
         let at = s.addr + std::mem::offset_of!(SiteState, triggers_asked) as u64;
@@ -333,10 +332,7 @@ impl ContinuousSession {
             cu::memcpy_htod_async(at, &asked.to_le_bytes(), self.stream.cu_stream())
                 .map_err(driver("asking for launches"))?;
         }
-        drop(sites);
-        self.sites.lock().expect("sites")[site.index as usize]
-            .last
-            .triggers_asked = asked;
+        s.last.triggers_asked = asked;
         Ok(())
     }
 
@@ -380,7 +376,7 @@ impl ContinuousSession {
             }
         }
         let writer = self.writer.take().expect("writer");
-        let _bytes = writer
+        writer
             .join()
             .map_err(|_| Error::Config("the capture writer panicked".into()))??;
         let c = &self.counters;
@@ -501,7 +497,6 @@ struct SiteView {
     slab_bytes: u64,
     kernel: String,
     drained: u32,
-    triggers_asked: u32,
 }
 
 /// The drain thread's state: its stream, its pinned memory, where drained
@@ -530,14 +525,12 @@ impl Drainer {
                 slab_bytes: s.slab_bytes,
                 kernel: s.config.kernel.clone(),
                 drained: s.drained,
-                triggers_asked: s.last.triggers_asked,
             })
             .collect();
         let states = self.site_states(&views)?;
         let mut moved = 0;
         for (i, (v, mut state)) in views.iter().zip(states).enumerate() {
             state.drained = v.drained;
-            state.triggers_asked = v.triggers_asked;
             let ready = ready_slabs(&state)?;
             let most = (STAGING_BYTES as u64 / v.slab_bytes).max(1) as usize;
             let ready = &ready[..ready.len().min(most)];
@@ -629,12 +622,11 @@ impl Drainer {
             self.next_launch = self.next_launch.wrapping_add(1);
             let buffer = launch.buffer()?;
             let records: u64 = buffer.slots().map(|s| u64::from(s.stored_entries())).sum();
-            if let Some((a, b)) = gpu_span(&buffer) {
-                durations.push(b.saturating_sub(a));
+            if let Some(span) = gpu_span(&buffer) {
+                durations.push(span.duration_ns());
             }
             let c = &self.counters;
             c.records.fetch_add(records, Ordering::Relaxed);
-            c.bytes.fetch_add(v.slab_bytes, Ordering::Relaxed);
             c.launches.fetch_add(1, Ordering::Relaxed);
             c.stale_slots
                 .fetch_add(report.stale_slots, Ordering::Relaxed);
@@ -653,11 +645,11 @@ fn spawn_writer(
     device: &DeviceInfo,
     regions: &Regions,
     rx: Receiver<Message>,
-) -> Result<JoinHandle<Result<u64>>> {
+) -> Result<JoinHandle<Result<()>>> {
     let mut w = CaptureWriter::create(&config.capture, device, regions)?;
     std::thread::Builder::new()
         .name("ktrace-writer".into())
-        .spawn(move || -> Result<u64> {
+        .spawn(move || -> Result<()> {
             let mut since_flush = Instant::now();
             for m in rx {
                 match m {
@@ -671,9 +663,8 @@ fn spawn_writer(
                     since_flush = Instant::now();
                 }
             }
-            let bytes = w.bytes();
             w.finish()?;
-            Ok(bytes)
+            Ok(())
         })
         .map_err(|e| Error::io("<writer thread>", e))
 }

@@ -10,6 +10,15 @@ fn sel(kernels: &[&str], steps: Option<&str>) -> LaunchSelection {
     }
 }
 
+/// The cells of a table line: its runs of text between two or more spaces.
+fn cells(l: &str) -> Vec<String> {
+    l.split("  ")
+        .filter(|c| !c.is_empty())
+        .map(str::trim)
+        .map(String::from)
+        .collect()
+}
+
 #[test]
 fn per_kernel_table_with_outliers_and_dropped_sites() {
     let out = text(&continuous_capture(), &sel(&[], None), false).unwrap();
@@ -20,13 +29,6 @@ fn per_kernel_table_with_outliers_and_dropped_sites() {
         "warning: site 0 (gemm): 2 launches dropped (chosen, but no slab was free); 5 of 9 kept"
     );
     assert_eq!(lines[1], "8 of 8 launches, 3 kernels");
-    let cells = |l: &str| {
-        l.split("  ")
-            .filter(|c| !c.is_empty())
-            .map(str::trim)
-            .map(String::from)
-            .collect::<Vec<_>>()
-    };
     assert_eq!(
         cells(lines[2]),
         ["kernel", "launches", "p50", "p99", "max", "slowest launch"]
@@ -82,13 +84,6 @@ fn each_launch_with_its_site_start_and_steps() {
     println!("{out}");
     assert!(out.contains("\n3 of 8 launches, 2 kernels\n"), "{out}");
     let table: Vec<&str> = out.lines().skip_while(|l| !l.is_empty()).skip(1).collect();
-    let cells = |l: &str| {
-        l.split("  ")
-            .filter(|c| !c.is_empty())
-            .map(str::trim)
-            .map(String::from)
-            .collect::<Vec<_>>()
-    };
     assert_eq!(
         cells(table[0]),
         [
