@@ -16,7 +16,12 @@
 //! - `untraced`: the untraced build;
 //! - `check`: the launch identity check: graph replays and plain launches
 //!   on two streams of a kernel that records the launch count it reads;
-//!   every record must decode to its own launch.
+//!   every record must decode to its own launch;
+//! - `triggers`: a site kept with `Keep::Triggered`, 400 launches on the
+//!   session's stream, `capture_next` asked before launches 50, 150, 250
+//!   and 251 (5, 5, 5 and 3 more): the launch each request reaches grants
+//!   the launches after it, and a request while a window runs extends it,
+//!   so exactly launches 51-55, 151-155 and 251-258 must be kept.
 //!
 //! Prints replays, their median time, launches traced, entries drained per
 //! second, dropped launches, the host's peak memory, the arena and each
@@ -186,6 +191,9 @@ fn main() -> Result<(), Error> {
     if mode == "ceiling" {
         return ceiling(&stream, seconds);
     }
+    if mode == "triggers" {
+        return triggers(&stream);
+    }
     let module = &kernels::SERVING;
     let mut step = Step::new(&stream, module, mode != "untraced")?;
     let capture =
@@ -240,7 +248,7 @@ fn main() -> Result<(), Error> {
         }
         "off" | "untraced" => [KtraceArg::OFF; 3],
         other => fail(&format!(
-            "unknown mode {other}: every, sampled, plain, idle, buffer, off, untraced, check or ceiling"
+            "unknown mode {other}: every, sampled, plain, idle, buffer, off, untraced, check, triggers or ceiling"
         )),
     };
     let graph = if mode == "plain" {
@@ -325,7 +333,7 @@ fn ceiling(stream: &Arc<CudaStream>, seconds: f64) -> Result<(), Error> {
     let mut session = ContinuousSession::new(stream, config, REGIONS)?;
     let mut c = SiteConfig::new("record_burst", (528, 1, 1), (256, 1, 1));
     c.cap = 1024;
-    c.slabs = 48;
+    c.slabs = 32;
     let arg = session.site(c)?.arg();
     let mut sink = stream.alloc_zeros::<u32>(1)?;
     let n = 1000i32;
@@ -500,4 +508,85 @@ fn check(stream: &Arc<CudaStream>) -> Result<(), Error> {
     }
     println!("check: ok");
     Ok(())
+}
+
+/// The `triggers` mode (see the module docs).
+fn triggers(stream: &Arc<CudaStream>) -> Result<(), Error> {
+    let module = ktrace_runtime::load_module_variant(stream.context(), &kernels::SERVING, true)?;
+    let bump = module.load_function("bump")?;
+    let probe = module.load_function("launch_probe")?;
+    let path = std::env::var("KTRACE_CAPTURE").unwrap_or_else(|_| "serving_triggers.ktrace".into());
+    let config = ContinuousConfig {
+        capture: path.clone().into(),
+        arena_bytes: 64 << 20,
+        ..ContinuousConfig::default()
+    };
+    let mut session = ContinuousSession::new(stream, config, REGIONS)?;
+    let mut c = SiteConfig::new("probe_triggered", (8, 1, 1), (128, 1, 1));
+    c.cap = 32;
+    c.slabs = 64;
+    c.keep = Keep::Triggered;
+    let site = session.site(c)?;
+    let arg = site.arg();
+    let mut counter = stream.alloc_zeros::<u32>(1)?;
+    let mut sink = stream.alloc_zeros::<u32>(1)?;
+    let spin = 2000i32;
+    let asks = [(50u32, 5u32), (150, 5), (250, 5), (251, 3)];
+    for i in 0..400u32 {
+        for &(at, n) in &asks {
+            if at == i {
+                // On the session's stream, in order with the launches: the
+                // request reaches launch `at` first.
+                session.capture_next(site, n)?;
+            }
+        }
+        let mut l = stream.launch_builder(&bump);
+        l.arg(&mut counter);
+        unsafe { l.launch(cfg_threads(1, 32)) }?;
+        let mut l = stream.launch_builder(&probe);
+        l.arg(&counter).arg(&spin).arg(&mut sink).arg(&arg);
+        unsafe { l.launch(cfg_threads(8, 128)) }?;
+    }
+    stream.synchronize()?;
+    let report = session.finish()?;
+    let capture = Capture::read(&path)?;
+    let mut kept: Vec<u32> = capture
+        .launches
+        .iter()
+        .filter_map(|l| l.origin.map(|o| o.epoch))
+        .collect();
+    kept.sort_unstable();
+    let mut wrong = 0u64;
+    for l in &capture.launches {
+        let epoch = l.origin.expect("a site's launch").epoch;
+        let b = l.buffer()?;
+        for slot in b.slots().filter(|s| s.meta().is_flushed()) {
+            for i in 0..slot.stored_entries() {
+                let e = slot.entry(i);
+                if slot.kind_of(&e) == ktrace_runtime::format::buffer::EntryKind::Value
+                    && e.clock != epoch + 1
+                {
+                    wrong += 1;
+                }
+            }
+        }
+    }
+    let expected: Vec<u32> = (51..56).chain(151..156).chain(251..259).collect();
+    println!(
+        "triggers: {} launches, kept {:?}; {wrong} records of another launch; dropped {}",
+        report.sites[0].launches, kept, report.sites[0].dropped
+    );
+    if kept != expected || wrong > 0 {
+        fail(&format!("triggered launches: expected {expected:?}"));
+    }
+    println!("triggers: ok");
+    Ok(())
+}
+
+fn cfg_threads(grid: u32, block: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
 }

@@ -213,20 +213,24 @@ fn registers_and_shared_memory_of_traced_builds() {
 
     // The small kernels: block size (their launches, for occupancy) and
     // the most registers the default recorder may add to them. The target
-    // was 6; the open's support for sites (one load and one shuffle of
-    // the facts the markers branch on, layout version 4) took 2 to 4 more
-    // at the open, where these kernels peak (all_markers peaks on an
-    // event's anchor path inside its loop, see
-    // docs/lab/performance-notes.md). None of them loses occupancy by it.
+    // was 6; the open's support for sites (layout version 4: a call that
+    // takes a sampled warp's ticket and reads the site's keep rule and
+    // ring, then one shuffle of the facts the markers branch on) takes
+    // more at the open, where these kernels peak: the kernel's count
+    // includes the call's registers: about 28 to 32 for any traced
+    // kernel. On sm_90 a kernel of at most 32 registers still runs 2,048
+    // threads per SM, so none of them loses occupancy by it (checked
+    // below), and kernels whose peak is elsewhere (their main loop) do
+    // not pay it.
     let small: BTreeMap<&str, (u64, u64)> = [
-        ("big_grid_axpy", (256, 10)),
+        ("big_grid_axpy", (256, 16)),
         ("spin", (128, 8)),
-        ("all_markers", (256, 12)),
+        ("all_markers", (256, 18)),
     ]
     .into_iter()
     .collect();
     // Most registers the newest-N recorder may add to them.
-    const MAX_EXTRA_NEWEST: u64 = 14;
+    const MAX_EXTRA_NEWEST: u64 = 21;
     let mut seen_small = 0;
     println!(
         "{:<22} {:<24} {:>9} {:>7} {:>7} {:>14}",

@@ -86,7 +86,7 @@ typedef struct ktrace_slot_meta {
   uint32_t open_magic;        /* 24: KTRACE_OPEN_MAGIC once opened          */
   uint32_t launch;            /* 28: the launch: the argument's `launch`,
                                *     or with KTRACE_ARG_SITE the site's
-                               *     `epoch`, written at flush              */
+                               *     launch number (its ticket at open)     */
   uint64_t final_globaltimer; /* 32: %globaltimer at flush (ns)             */
   uint64_t final_clock64;     /* 40: %clock64 at flush                      */
   uint32_t count;             /* 48: events recorded, may exceed the cap    */
@@ -123,47 +123,72 @@ typedef struct ktrace_arg {
  * ktrace_site, and each launch writes the slab the site names instead of
  * one buffer that the host copies back after every launch. */
 #define KTRACE_ARG_SITE 0x80000000u
-/* ktrace_site.slab of a launch that records nothing: the keep rule did not
- * choose it, or every slab was still waiting to be drained. */
+/* The slab of a launch that records nothing: the keep rule did not choose
+ * it, or its slab was still waiting to be drained. */
 #define KTRACE_SLAB_NONE 0xffffffffu
+
+/* Which launches of a site are kept (layout version 4): launch n is kept
+ * when from <= n < until and (n - from) % every == 0, as the site's kept
+ * launch number base + (n - from) / every. 16 bytes, read as one. */
+typedef struct ktrace_keep {
+  uint32_t from;  /*  0: the first launch kept                      */
+  uint32_t until; /*  4: the launch after the last one kept          */
+  uint32_t base;  /*  8: kept launches before `from`                 */
+  uint32_t every; /* 12: keep every N-th launch from `from` (>= 1)   */
+} ktrace_keep;
 
 /* A site (layout version 4): one kernel launched from one place (a stream,
  * or a node of a CUDA graph) whose launches never overlap, traced into a
  * ring of `slab_count` slabs that a host thread drains while the program
  * runs. A slab is one launch's buffer: blocks_traced * warps_traced slots
- * of the argument's shape. 64 bytes, 16-byte aligned.
+ * of the argument's shape. The site is 128 bytes, 16-byte aligned; after
+ * it come the launch counters, one u32 per slot (slot index as in a
+ * buffer), padded to a multiple of 128 bytes (KTRACE_SITE_COUNTER_BYTES),
+ * then the slabs: slab k is at the site's address + 128 + the counters'
+ * bytes + k * (slab bytes).
  *
- * The slabs follow the site: slab k is at the site's address + 64 + k *
- * (slab bytes). Each sampled warp reads `slab` at open, writes the slab's
- * slot unless it is KTRACE_SLAB_NONE and at flush stamps its slot's
- * `launch` with `epoch` (which only the launch's last warp advances), then
- * adds 1 to `flushed` (acq_rel, gpu scope, after its slot's stores). The warp that brings `flushed` to `warps`, the
- * last of its launch, resets it and chooses the next launch's slab:
- *   kept += (slab != NONE); epoch += 1;
- *   chosen = (keep_from <= epoch < keep_until && (epoch - keep_from) %
- *             every == 0) || triggers_used < triggers_asked (then used += 1);
- *   slab = chosen ? (kept - drained < slab_count ? kept % slab_count :
- *                    NONE, dropped += 1) : NONE.
- * So a launch's warps all agree on its epoch and slab without the host,
- * and a slab is complete when `kept` has passed it. The host copies slabs
- * [drained, kept) and then raises `drained`; it also writes `keep_*`,
- * `every` and `triggers_asked`, and sets the first launch's slab. */
+ * At open, one lane of each sampled warp (the argument samples the warp)
+ * takes a ticket: an atomic add of 1 to its slot's counter, whose old value
+ * is the warp's launch n (each slot is opened once per launch, and the
+ * site's launches cannot overlap, so every warp of a launch reads the same
+ * n, with no help from the host and no two warps on one address). With the
+ * same wait it reads `keep` and the ring's state, and records into slab
+ * (kept number) % slab_count if launch n is kept and that slab is drained
+ * (kept number - drained < slab_count); a kept launch whose slab still
+ * waits is dropped by that warp, which adds 1 to `dropped`. Its slot's
+ * `launch` is n. The warp of slot 0 writes `done` = {n, kept launches
+ * before n}: every launch before n has ended, so their slabs are complete.
+ * With `triggered` and triggers_asked beyond the launches granted so far
+ * (base + until - from), it also rewrites `keep`: a window that still
+ * holds launch n or a later one grows; one that ended makes way for a new
+ * window from n + 1. Either way launch n keeps its place, so the warps of
+ * launch n agree whether they read `keep` before that store or after. At
+ * flush, a warp that recorded adds 1 to `flushed` after its slot's stores
+ * (release, gpu scope), without waiting; nothing else happens at a
+ * launch's end. When no launch runs, every kept launch has ended once
+ * flushed + dropped = kept * warps. The host copies the slabs of kept
+ * launches [drained, complete) and then raises `drained`; it sets `keep`
+ * before the first launch, and raises triggers_asked. */
 typedef struct ktrace_site {
-  uint32_t epoch;          /*  0: launches of this site before the running one */
-  uint32_t slab;           /*  4: slab the running launch writes, or NONE    */
-  uint64_t slabs;          /*  8: zero (the slabs follow the site)           */
-  uint32_t flushed;        /* 16: sampled warps of the running launch flushed */
-  uint32_t kept;           /* 20: launches written to a slab so far          */
-  uint32_t dropped;        /* 24: launches chosen that found no free slab    */
-  uint32_t triggers_used;  /* 28: launches kept by triggers_asked            */
-  uint32_t warps;          /* 32: sampled warps per launch                   */
-  uint32_t slab_count;     /* 36: slabs in the ring                          */
-  uint32_t drained;        /* 40: slabs the host has copied out (host)       */
-  uint32_t every;          /* 44: keep every N-th launch of the window (>=1) */
-  uint32_t keep_from;      /* 48: first launch of the window (host)          */
-  uint32_t keep_until;     /* 52: launch after the window's last (host)      */
-  uint32_t triggers_asked; /* 56: launches asked for by the host (host)      */
-  uint32_t reserved;       /* 60: zero                                       */
+  uint32_t flushed;        /*   0: recording warps that flushed (device)   */
+  uint32_t dropped;        /*   4: warps of kept launches that found their
+                            *       slab waiting (device)                  */
+  uint32_t warps;          /*   8: sampled warps per launch (host)         */
+  uint32_t reserved0;      /*  12: zero                                    */
+  ktrace_keep keep;        /*  16: the keep rule (host before the first
+                            *       launch; a triggered site's slot 0)     */
+  uint32_t reserved1[4];   /*  32: zero                                    */
+  uint32_t slab_count;     /*  48: slabs in the ring, a power of two (host) */
+  uint32_t drained;        /*  52: kept launches copied out (host)         */
+  uint32_t triggers_asked; /*  56: launches asked for (host)               */
+  uint32_t triggered;      /*  60: 1: keep launches asked for (host)       */
+  uint32_t done_launch;    /*  64: launches before this one have ended     */
+  uint32_t done_kept;      /*  68: kept launches among them (device)       */
+  uint32_t reserved[14];   /*  72: zero                                    */
 } ktrace_site;
+
+/* Bytes of a site's launch counters for `warps` slots: 4 each, padded to a
+ * multiple of 128. */
+#define KTRACE_SITE_COUNTER_BYTES(warps) ((((uint64_t)(warps) * 4u + 127u) / 128u) * 128u)
 
 #endif /* KTRACE_LAYOUT_H */

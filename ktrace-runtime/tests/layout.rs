@@ -7,7 +7,7 @@ use std::mem::{offset_of, size_of};
 use std::path::PathBuf;
 use std::process::Command;
 
-use ktrace_runtime::format::layout::{self, Event, KtraceArg, Site, SlotMeta};
+use ktrace_runtime::format::layout::{self, Event, KtraceArg, Site, SiteKeep, SlotMeta};
 
 fn header_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ktrace-build/include");
@@ -39,11 +39,14 @@ int main(void) {
   F(ktrace_arg, block_stride); F(ktrace_arg, blocks_traced); F(ktrace_arg, cap_log2);
   F(ktrace_arg, launch);
   SZ(ktrace_site); AL(ktrace_site);
-  F(ktrace_site, epoch); F(ktrace_site, slab); F(ktrace_site, slabs);
-  F(ktrace_site, flushed); F(ktrace_site, kept); F(ktrace_site, dropped);
-  F(ktrace_site, triggers_used); F(ktrace_site, warps); F(ktrace_site, slab_count);
-  F(ktrace_site, drained); F(ktrace_site, every); F(ktrace_site, keep_from);
-  F(ktrace_site, keep_until); F(ktrace_site, triggers_asked); F(ktrace_site, reserved);
+  F(ktrace_site, flushed); F(ktrace_site, dropped); F(ktrace_site, warps);
+  F(ktrace_site, reserved0); F(ktrace_site, keep); F(ktrace_site, reserved1);
+  F(ktrace_site, slab_count);
+  F(ktrace_site, drained); F(ktrace_site, triggers_asked); F(ktrace_site, triggered);
+  F(ktrace_site, done_launch); F(ktrace_site, done_kept); F(ktrace_site, reserved);
+  for (unsigned w = 0; w < 70; w += 23) printf("counters %u %llu\n", w, (unsigned long long)KTRACE_SITE_COUNTER_BYTES(w));
+  SZ(ktrace_keep); AL(ktrace_keep);
+  F(ktrace_keep, from); F(ktrace_keep, until); F(ktrace_keep, base); F(ktrace_keep, every);
   DEF(KTRACE_ARG_SITE); DEF(KTRACE_SLAB_NONE);
   DEF(KTRACE_LAYOUT_VERSION); DEF(KTRACE_EVENT_BEGIN); DEF(KTRACE_EVENT_END);
   DEF(KTRACE_EVENT_MARK); DEF(KTRACE_OPEN_MAGIC); DEF(KTRACE_FLUSH_MAGIC);
@@ -216,21 +219,34 @@ fn rust_view() -> BTreeMap<String, u64> {
         "define KTRACE_SLAB_NONE".to_string(),
         u64::from(layout::SLAB_NONE),
     );
-    field!(m, "ktrace_site.epoch", Site, epoch, u32);
-    field!(m, "ktrace_site.slab", Site, slab, u32);
-    field!(m, "ktrace_site.slabs", Site, slabs, u64);
     field!(m, "ktrace_site.flushed", Site, flushed, u32);
-    field!(m, "ktrace_site.kept", Site, kept, u32);
     field!(m, "ktrace_site.dropped", Site, dropped, u32);
-    field!(m, "ktrace_site.triggers_used", Site, triggers_used, u32);
     field!(m, "ktrace_site.warps", Site, warps, u32);
+    field!(m, "ktrace_site.reserved0", Site, reserved0, u32);
+    field!(m, "ktrace_site.keep", Site, keep, SiteKeep);
+    field!(m, "ktrace_site.reserved1", Site, reserved1, [u32; 4]);
     field!(m, "ktrace_site.slab_count", Site, slab_count, u32);
     field!(m, "ktrace_site.drained", Site, drained, u32);
-    field!(m, "ktrace_site.every", Site, every, u32);
-    field!(m, "ktrace_site.keep_from", Site, keep_from, u32);
-    field!(m, "ktrace_site.keep_until", Site, keep_until, u32);
     field!(m, "ktrace_site.triggers_asked", Site, triggers_asked, u32);
-    field!(m, "ktrace_site.reserved", Site, reserved, u32);
+    field!(m, "ktrace_site.triggered", Site, triggered, u32);
+    field!(m, "ktrace_site.done_launch", Site, done_launch, u32);
+    field!(m, "ktrace_site.done_kept", Site, done_kept, u32);
+    field!(m, "ktrace_site.reserved", Site, reserved, [u32; 14]);
+    for w in (0..70).step_by(23) {
+        m.insert(format!("counters {w}"), layout::site_counter_bytes(w));
+    }
+    m.insert(
+        "sizeof ktrace_keep".to_string(),
+        size_of::<SiteKeep>() as u64,
+    );
+    m.insert(
+        "alignof ktrace_keep".to_string(),
+        std::mem::align_of::<SiteKeep>() as u64,
+    );
+    field!(m, "ktrace_keep.from", SiteKeep, from, u32);
+    field!(m, "ktrace_keep.until", SiteKeep, until, u32);
+    field!(m, "ktrace_keep.base", SiteKeep, base, u32);
+    field!(m, "ktrace_keep.every", SiteKeep, every, u32);
     m
 }
 
@@ -270,13 +286,32 @@ fn header_mentions_every_field_we_parse() {
             .filter_map(|l| {
                 let l = l.trim();
                 let decl = l.split(';').next()?;
-                (l.starts_with("uint")).then(|| decl.split_whitespace().last().unwrap().to_string())
+                (l.starts_with("uint") || l.starts_with("ktrace_"))
+                    .then(|| decl.split_whitespace().last().unwrap().to_string())
             })
             .collect()
     };
     assert_eq!(fields_in("ktrace_slot_meta").len(), 12);
     assert_eq!(fields_in("ktrace_event"), ["clock", "region", "type"]);
-    assert_eq!(fields_in("ktrace_site").len(), 15);
+    assert_eq!(
+        fields_in("ktrace_site"),
+        [
+            "flushed",
+            "dropped",
+            "warps",
+            "reserved0",
+            "keep",
+            "reserved1[4]",
+            "slab_count",
+            "drained",
+            "triggers_asked",
+            "triggered",
+            "done_launch",
+            "done_kept",
+            "reserved[14]"
+        ]
+    );
+    assert_eq!(fields_in("ktrace_keep"), ["from", "until", "base", "every"]);
     assert_eq!(
         fields_in("ktrace_arg"),
         [

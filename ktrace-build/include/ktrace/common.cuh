@@ -135,14 +135,15 @@ static_assert(offsetof(ktrace_slot_meta, final_clock64) == kFlushTimers + 8,
 static_assert(offsetof(ktrace_slot_meta, flush_magic) == kFlushCount + 4 &&
                   offsetof(ktrace_slot_meta, grid_id) == kFlushCount + 8,
               "ktrace: flush store writes {count, magic, grid_id}");
-static_assert(sizeof(ktrace_site) == 64 && offsetof(ktrace_site, slab) == 4 &&
-                  offsetof(ktrace_site, flushed) == 16 && offsetof(ktrace_site, kept) == 20 &&
-                  offsetof(ktrace_site, dropped) == 24 &&
-                  offsetof(ktrace_site, triggers_used) == 28 &&
-                  offsetof(ktrace_site, slab_count) == 36 && offsetof(ktrace_site, drained) == 40 &&
-                  offsetof(ktrace_site, every) == 44 && offsetof(ktrace_site, keep_from) == 48 &&
-                  offsetof(ktrace_site, keep_until) == 52 &&
-                  offsetof(ktrace_site, triggers_asked) == 56,
+static_assert(sizeof(ktrace_keep) == 16 && sizeof(ktrace_site) == 128 &&
+                  offsetof(ktrace_site, flushed) == 0 && offsetof(ktrace_site, dropped) == 4 &&
+                  offsetof(ktrace_site, warps) == 8 && offsetof(ktrace_site, keep) == 16 &&
+                  offsetof(ktrace_site, slab_count) == 48 &&
+                  offsetof(ktrace_site, drained) == 52 &&
+                  offsetof(ktrace_site, triggers_asked) == 56 &&
+                  offsetof(ktrace_site, triggered) == 60 &&
+                  offsetof(ktrace_site, done_launch) == 64 &&
+                  offsetof(ktrace_site, done_kept) == 68,
               "ktrace: the site's fields are where ktrace_layout.h says");
 static_assert(sizeof(ktrace_event) == 8 && offsetof(ktrace_event, clock) == 0 &&
                   offsetof(ktrace_event, region) == 4 &&
@@ -152,28 +153,101 @@ static_assert(sizeof(ktrace_event) == 8 && offsetof(ktrace_event, clock) == 0 &&
 
 /// Which slot a warp writes, computed once at open from the launch's
 /// `ktrace_arg`: whether the warp is traced, its warp index in the block,
-/// the block's linear index, and the address of its slot (0 when not
-/// traced).
+/// the block's linear index, the address of its slot (0 when not traced)
+/// and the launch written to it.
 struct Open {
   bool skip;
   uint32_t warp;
   uint32_t block;
   uint64_t slot;
-  bool site;
   uint32_t launch;
 };
 
-/// The slab the running launch of the site at `site` writes (set by the
-/// last warp of the site's previous launch, so every warp of the launch
-/// reads the same). Not inlined: a warp calls it once, at open, and
-/// inlined its load took registers the open's other values needed.
-__device__ __noinline__ uint32_t site_slab(uint64_t site) {
-  uint32_t slab;
-  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];"
-               : "=r"(slab)
-               : "l"(site + offsetof(ktrace_site, slab))
-               : "memory");
-  return slab;
+/// A warp's open at the site at `site` (see ktrace_site in
+/// ktrace_layout.h), called by every lane of the warp: if `take`, lane
+/// `src` takes the ticket of slot `slot` (its launch) and with the same
+/// wait reads the keep rule and the ring's state; slot 0 publishes the
+/// launches that have ended and the rule's next window. Returns to every
+/// lane in `active` the launch << 32 | the slab the warp writes
+/// (KTRACE_SLAB_NONE: none). Not inlined, and lean in registers (the
+/// kernel's count includes a callee's): a warp calls it once, at open;
+/// every lane calls it, so no caller diverges around the call.
+__device__ __noinline__ uint64_t site_open(uint64_t site, uint32_t slot, bool take, uint32_t active,
+                                           int src) {
+  uint64_t r = 0;
+  if (take && lane_id() == static_cast<uint32_t>(src)) {
+    uint32_t n;
+    asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
+                 : "=r"(n)
+                 : "l"(site + sizeof(ktrace_site) + 4ull * slot)
+                 : "memory");
+    // Weak loads: what the previous launch wrote is visible to this one,
+    // and a late `drained` only drops a launch.
+    uint32_t from, until, base, every, slab_count, drained;
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(from), "=r"(until), "=r"(base), "=r"(every)
+                 : "l"(site + offsetof(ktrace_site, keep))
+                 : "memory");
+    asm volatile("ld.global.v2.u32 {%0, %1}, [%2];"
+                 : "=r"(slab_count), "=r"(drained)
+                 : "l"(site + offsetof(ktrace_site, slab_count))
+                 : "memory");
+    // Launch n's place in the window: n = from + q * every + rem.
+    const bool in = n >= from && n < until;
+    const uint32_t off = n - from;
+    const uint32_t q = every > 1u ? off / every : off;
+    const uint32_t rem = off - q * every;
+    if (slot == 0u) {
+      // Launches before n have ended: the kept ones among them.
+      uint32_t before = base;
+      if (in) {
+        before += q + (rem != 0u);
+      } else if (n >= until && until > from) {
+        before += (until - from + every - 1u) / every;
+      }
+      asm volatile("st.relaxed.gpu.global.v2.u32 [%0], {%1, %2};" ::"l"(
+                       site + offsetof(ktrace_site, done_launch)),
+                   "r"(n), "r"(before)
+                   : "memory");
+      uint32_t asked, triggered;
+      asm volatile("ld.global.v2.u32 {%0, %1}, [%2];"
+                   : "=r"(asked), "=r"(triggered)
+                   : "l"(site + offsetof(ktrace_site, triggers_asked))
+                   : "memory");
+      const uint32_t granted = base + (until - from);
+      if (triggered && asked != granted) {
+        // More launches asked for. A window that still holds launch n or a
+        // later one grows; one that ended makes way for a new one from
+        // n + 1. Either way launch n keeps its place, so warps of this
+        // launch that read the rule after this store agree with those
+        // that read it before.
+        const uint32_t more = asked - granted;
+        uint32_t nf = from, nu = until + more, nb = base;
+        if (until <= n) {
+          nf = n + 1u;
+          nu = n + 1u + more;
+          nb = granted;
+        }
+        asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(
+                         site + offsetof(ktrace_site, keep)),
+                     "r"(nf), "r"(nu), "r"(nb), "r"(1u)
+                     : "memory");
+      }
+    }
+    uint32_t slab = KTRACE_SLAB_NONE;
+    if (in && rem == 0u) {
+      const uint32_t kept = base + q;
+      if (kept - drained < slab_count) {
+        slab = kept & (slab_count - 1u);
+      } else {
+        asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(
+                         site + offsetof(ktrace_site, dropped))
+                     : "memory");
+      }
+    }
+    r = (static_cast<uint64_t>(n) << 32) | slab;
+  }
+  return __shfl_sync(active, r, src);
 }
 
 __device__ __forceinline__ Open open_slot(const ktrace_arg& arg) {
@@ -188,35 +262,41 @@ __device__ __forceinline__ Open open_slot(const ktrace_arg& arg) {
   const uint32_t stride = arg.block_stride ? arg.block_stride : 1u;
   const uint32_t block_slot = o.block / stride;
   const bool block_on = (o.block % stride) == 0 && block_slot < arg.blocks_traced;
-  // Traced through a site (KTRACE_ARG_SITE): {epoch, slab, slabs}, set for
-  // this launch by the last warp of the site's previous launch, so every
-  // warp of the launch reads the same.
-  o.site = (arg.launch & KTRACE_ARG_SITE) != 0;
-  const uint32_t slab = o.site && arg.buffer != 0 ? site_slab(arg.buffer) : 0u;
+  const bool site = (arg.launch & KTRACE_ARG_SITE) != 0;
   const uint32_t warp = tid / 32;
   const bool warp_on = warp < 32 && ((arg.warp_mask >> warp) & 1u);
-  const uint32_t sampled = arg.buffer != 0 && warp_on && block_on;
-  const uint32_t records = sampled && !(o.site && slab == KTRACE_SLAB_NONE);
+  const bool sampled = arg.buffer != 0 && warp_on && block_on;
+  const uint32_t warp_slot = __popc(arg.warp_mask & ((1u << warp) - 1u));
+  const uint32_t slot = block_slot * arg.warps_traced + warp_slot;
+  // Traced through a site (KTRACE_ARG_SITE): a sampled warp takes its
+  // slot's ticket, {launch, slab}. A warp that is not sampled never
+  // touches the site.
+  const uint32_t warps = arg.warps_traced * arg.blocks_traced;
+  const uint64_t ticket =
+      site && arg.buffer != 0 ? site_open(arg.buffer, slot, sampled, active, src) : 0ull;
+  const uint32_t records =
+      sampled && !(site && static_cast<uint32_t>(ticket) == KTRACE_SLAB_NONE);
   // One shuffle of the facts the markers branch on, from one lane.
-  const uint32_t facts = __shfl_sync(active, warp | (sampled << 8) | (records << 9), src);
+  const uint32_t facts = __shfl_sync(active, warp | (records << 8), src);
   o.warp = facts & 0xffu;
-  o.skip = !((facts >> 9) & 1u);
-  o.site = o.site && ((facts >> 8) & 1u);
-  // With a site, the flush writes the launch (the site's epoch, which only
-  // the last warp of the launch advances).
-  o.launch = o.site ? 0u : arg.launch;
+  o.skip = !((facts >> 8) & 1u);
+  o.launch = arg.launch;
   o.slot = 0;
   if (!o.skip) {
-    const uint32_t warp_slot = __popc(arg.warp_mask & ((1u << o.warp) - 1u));
     const uint64_t slot_bytes = sizeof(ktrace_slot_meta) + (sizeof(ktrace_event) << arg.cap_log2);
     uint64_t base = arg.buffer;
-    if (o.site) {
-      // The site's slabs follow it.
-      base = arg.buffer + sizeof(ktrace_site) +
-             __shfl_sync(active, slab, src) * slot_bytes * arg.warps_traced *
-                 static_cast<uint64_t>(arg.blocks_traced);
+    if (site) {
+      // The site's counters and slabs follow it; the slot's launch is the
+      // ticket's.
+      o.launch = static_cast<uint32_t>(ticket >> 32);
+      base = arg.buffer + sizeof(ktrace_site) + KTRACE_SITE_COUNTER_BYTES(warps) +
+             static_cast<uint32_t>(ticket) * slot_bytes * warps;
     }
-    o.slot = base + (static_cast<uint64_t>(block_slot) * arg.warps_traced + warp_slot) * slot_bytes;
+    // The slot again from the shuffled warp index, which the compiler
+    // knows is warp-uniform.
+    const uint32_t uniform_slot =
+        block_slot * arg.warps_traced + __popc(arg.warp_mask & ((1u << o.warp) - 1u));
+    o.slot = base + static_cast<uint64_t>(uniform_slot) * slot_bytes;
   }
   return o;
 }
@@ -278,83 +358,17 @@ __device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool 
               (uint32_t)(grid >> 32), leader);
 }
 
-/// The site's next launch, chosen by the last warp of the running one (see
-/// ktrace_site in ktrace_layout.h): counts the running launch, advances the
-/// epoch and sets the slab the next launch writes. Only this warp touches
-/// the site until the next launch starts, which is after this one ends.
-__device__ __forceinline__ void advance_site(ktrace_site* site) {
-  volatile ktrace_site* s = site;
-  const uint32_t kept = s->kept + (s->slab != KTRACE_SLAB_NONE ? 1u : 0u);
-  const uint32_t epoch = s->epoch + 1u;
-  const uint32_t every = s->every ? s->every : 1u;
-  bool chosen = epoch >= s->keep_from && epoch < s->keep_until &&
-                (epoch - s->keep_from) % every == 0;
-  if (!chosen && s->triggers_used != s->triggers_asked) {
-    chosen = true;
-    s->triggers_used = s->triggers_used + 1u;
-  }
-  uint32_t slab = KTRACE_SLAB_NONE;
-  if (chosen) {
-    if (kept - s->drained < s->slab_count) {
-      slab = kept % s->slab_count;
-    } else {
-      s->dropped = s->dropped + 1u;
-    }
-  }
-  s->flushed = 0;
-  s->kept = kept;
-  // The next launch reads epoch and slab together; it starts after this
-  // launch has ended, so a release store orders them after the rest.
-  asm volatile("st.release.gpu.global.v2.u32 [%0], {%1, %2};" ::"l"(site), "r"(epoch),
-               "r"(slab)
-               : "memory");
-}
-
-/// A warp's end at its site (KTRACE_ARG_SITE), from the lane where `leader`
-/// is set. A warp that recorded into `slot` writes the launch there (the
-/// site's epoch, still this launch's: only its last warp advances it); a
-/// warp that recorded nothing (`slot` 0) counts only if it is sampled. Then
-/// it adds itself to the site's `flushed`, after its slot's stores
-/// (release); the warp that completes the launch (acquire: it sees every
-/// other warp's slot) chooses the next launch. Not inlined: it runs once per
-/// warp, and inlined it changed how the code before it was allocated. The
-/// argument's fields come by value, read from the kernel's parameters.
-__device__ __noinline__ void close_site(uint64_t site_addr, uint32_t warp_mask, uint32_t stride,
-                                        uint32_t blocks_traced, uint32_t warps_traced,
-                                        uint64_t slot, bool leader) {
-  if (!leader) return;
-  if (slot == 0) {
-    // Sampled? (as open_slot decides; the warp keeps no register for it)
-    const uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const uint32_t warp = tid / 32;
-    const uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    const uint32_t st = stride ? stride : 1u;
-    const bool sampled = warp < 32 && ((warp_mask >> warp) & 1u) && (block % st) == 0 &&
-                         block / st < blocks_traced;
-    if (!sampled) return;
-  }
-  ktrace_site* site = reinterpret_cast<ktrace_site*>(site_addr);
-  if (slot) {
-    uint32_t epoch;
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(epoch) : "l"(&site->epoch) : "memory");
-    asm volatile("st.global.cs.u32 [%0], %1;" ::"l"(slot + offsetof(ktrace_slot_meta, launch)),
-                 "r"(epoch)
-                 : "memory");
-  }
-  uint32_t before;
-  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
-               : "=r"(before)
-               : "l"(&site->flushed)
-               : "memory");
-  if (before + 1u == warps_traced * blocks_traced) advance_site(site);
-}
-
-/// close_site for the launch of `arg`, if it is traced through a site.
-#define KTRACE_CLOSE_SITE_(arg, slot, leader)                                             \
-  do {                                                                                    \
-    if (((arg).launch & KTRACE_ARG_SITE) && (arg).buffer != 0)                            \
-      ::ktrace::close_site((arg).buffer, (arg).warp_mask, (arg).block_stride,             \
-                           (arg).blocks_traced, (arg).warps_traced, (slot), (leader));    \
+/// A recording warp's end at its site (KTRACE_ARG_SITE), from the lane
+/// where `leader` is set: adds 1 to the site's `flushed` after the warp's
+/// slot stores (release), and does not wait for it. The argument is read
+/// from the kernel's parameters: the site costs no register across the
+/// kernel.
+#define KTRACE_CLOSE_SITE_(arg, leader)                                                       \
+  do {                                                                                        \
+    if (((arg).launch & KTRACE_ARG_SITE) && (leader))                                         \
+      asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(                           \
+                       (arg).buffer + offsetof(ktrace_site, flushed))                         \
+                   : "memory");                                                               \
   } while (0)
 
 }  // namespace ktrace

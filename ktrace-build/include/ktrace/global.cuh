@@ -61,17 +61,11 @@ class Context {
   /// count, and counts the warp at its site (KTRACE_ARG_SITE). Called by
   /// the destructor; later calls do nothing.
   __device__ __forceinline__ void flush() {
-    if (skip_ == 3u) return;
+    // A warp that records nothing has nothing to write (3: flushed).
+    if (skip_) return;
     // The metadata from the lowest lane that reached the flush (not a lane
     // chosen at the open and held in a register across the kernel).
     const bool leader = flush_lanes().rank == 0;
-    if (skip_) {
-      // A sampled warp whose launch records nothing still counts itself at
-      // its site; 3: flushed, later calls do nothing.
-      KTRACE_CLOSE_SITE_(*arg_, 0, leader);
-      skip_ = 3u;
-      return;
-    }
     {
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
       const uint32_t held = cnt_ & 31u;
@@ -84,7 +78,7 @@ class Context {
     }
     // The argument is read again here, from the kernel's parameters: the
     // site costs no register across the kernel.
-    KTRACE_CLOSE_SITE_(*arg_, base_ - sizeof(ktrace_slot_meta), leader);
+    KTRACE_CLOSE_SITE_(*arg_, leader);
     skip_ = 3u;
   }
 

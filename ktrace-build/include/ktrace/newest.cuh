@@ -159,14 +159,8 @@ class Context {
   /// warp's lanes that recorded (the whole warp or lane 0), or more: the
   /// byte count is taken from the lowest active lane.
   __device__ __forceinline__ void flush() {
-    if (skip_ == 3u) return;
-    if (skip_) {
-      // A sampled warp whose launch records nothing still counts itself at
-      // its site; 3: flushed, later calls do nothing.
-      KTRACE_CLOSE_SITE_(*arg_, 0, flush_lanes().rank == 0);
-      skip_ = 3u;
-      return;
-    }
+    // A warp that records nothing has nothing to write (3: flushed).
+    if (skip_) return;
     const FlushLanes fl = flush_lanes();
     const uint32_t active = fl.active, rank = fl.rank, lanes = fl.count;
     const uint32_t at = __shfl_sync(active, at_, fl.src);
@@ -196,7 +190,7 @@ class Context {
       store_event(events + static_cast<uint64_t>(pos) * sizeof(ktrace_event), e.x, e.y, true);
     }
     write_flush(slot, small_cap ? count : kept, rank == 0);
-    KTRACE_CLOSE_SITE_(*arg_, slot, rank == 0);
+    KTRACE_CLOSE_SITE_(*arg_, rank == 0);
     skip_ = 3u;
   }
 

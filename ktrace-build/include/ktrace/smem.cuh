@@ -216,14 +216,8 @@ class Context {
   /// the warp's lanes that recorded (the whole warp or lane 0), or more:
   /// the staging pointers are taken from the lowest active lane.
   __device__ __forceinline__ void flush() {
-    if (skip_ == 3u) return;
-    if (skip_) {
-      // A sampled warp whose launch records nothing still counts itself at
-      // its site; 3: flushed, later calls do nothing.
-      KTRACE_CLOSE_SITE_(*arg_, 0, flush_lanes().rank == 0);
-      skip_ = 3u;
-      return;
-    }
+    // A warp that records nothing has nothing to write (3: flushed).
+    if (skip_) return;
     const FlushLanes fl = flush_lanes();
     const uint32_t active = fl.active, rank = fl.rank, lanes = fl.count;
     const uint32_t at = __shfl_sync(active, at_, fl.src);
@@ -268,7 +262,7 @@ class Context {
       // The bulk copies wrote through the async proxy: ordered before the
       // site's count like the generic stores.
       asm volatile("fence.proxy.async.global;" ::: "memory");
-      KTRACE_CLOSE_SITE_(*arg_, slot, leader);
+      KTRACE_CLOSE_SITE_(*arg_, leader);
     }
     skip_ = 3u;
   }

@@ -89,8 +89,8 @@ pub struct LaunchCapture {
 pub struct LaunchOrigin {
     /// The site (its index in the session: [`SiteRecord::site`]).
     pub site: u32,
-    /// The launch's index among the site's launches (its `epoch`), counted
-    /// on the device: graph replays included, kept or not.
+    /// The launch's index among the site's launches (its launch number),
+    /// counted on the device: graph replays included, kept or not.
     pub epoch: u32,
     /// `%gridid` of the launch: a plain launch's own, or its graph node's
     /// (every replay of a graph reuses its nodes' ids).
@@ -120,7 +120,7 @@ pub struct SiteRecord {
     pub site: u32,
     /// The kernel's name.
     pub kernel: String,
-    /// Launches the site saw (its epoch at the end).
+    /// Launches the site saw, kept or not.
     pub launches: u64,
     /// Launches written to a slab (the capture holds those that were
     /// drained).

@@ -79,7 +79,7 @@ pub struct SlotMeta {
     pub open_magic: u32,
     /// The launch the warp belonged to (layout version 4; zero before):
     /// the argument's `launch`, or for a launch traced through a site
-    /// ([`ARG_SITE`]) the site's epoch, written at flush.
+    /// ([`ARG_SITE`]) the site's launch number, from the warp's ticket.
     pub launch: u32,
     /// `%globaltimer` at flush, in nanoseconds.
     pub final_globaltimer: u64,
@@ -294,95 +294,122 @@ impl KtraceArg {
 /// low bits then hold the site's index): the argument's `buffer` is the
 /// address of a [`Site`], whose slabs follow it, not of slot 0.
 pub const ARG_SITE: u32 = 0x8000_0000;
-/// `KTRACE_SLAB_NONE`: the [`Site::slab`] of a launch that records nothing.
+/// `KTRACE_SLAB_NONE`: the slab of a launch that records nothing.
 pub const SLAB_NONE: u32 = 0xffff_ffff;
 /// Bytes of a site (`sizeof(ktrace_site)`).
 pub const SITE_BYTES: usize = size_of::<Site>();
 
+/// A keep rule as the device reads it (`ktrace_keep`, layout version 4):
+/// launch `n` is kept when `from <= n < until` and `(n - from) % every ==
+/// 0`, as the site's kept launch `base + (n - from) / every`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SiteKeep {
+    /// The first launch kept.
+    pub from: u32,
+    /// The launch after the last one kept.
+    pub until: u32,
+    /// Kept launches before `from`.
+    pub base: u32,
+    /// Keep every `every`-th launch from `from` (at least 1).
+    pub every: u32,
+}
+
 /// A site (`ktrace_site`, layout version 4): one kernel launched from one
 /// place whose launches never overlap, traced into a ring of slabs in a
-/// persistent arena. The device advances it at the end of each launch; the
-/// host drains the slabs `drained..kept` and sets the keep rule. See
-/// `ktrace_layout.h` for the protocol.
+/// persistent arena. Each sampled warp takes a ticket from its slot's
+/// launch counter at open, which names its launch and slab; the host
+/// drains the slabs of kept launches that have ended and sets the keep
+/// rule. The counters ([`site_counter_bytes`]) and then the slabs follow
+/// it. See `ktrace_layout.h` for the protocol.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Site {
-    /// Launches of this site before the running one.
-    pub epoch: u32,
-    /// The slab the running launch writes, or [`SLAB_NONE`].
-    pub slab: u32,
-    /// Zero: the slabs follow the site.
-    pub slabs: u64,
-    /// Sampled warps of the running launch that have flushed.
+    /// Recording warps that flushed, over all launches.
     pub flushed: u32,
-    /// Launches written to a slab so far.
-    pub kept: u32,
-    /// Launches the keep rule chose that found no free slab.
+    /// Warps of kept launches that found their slab still waiting.
     pub dropped: u32,
-    /// Launches kept because the host asked for them (`triggers_asked`).
-    pub triggers_used: u32,
     /// Sampled warps per launch.
     pub warps: u32,
-    /// Slabs in the ring.
-    pub slab_count: u32,
-    /// Slabs the host has copied out.
-    pub drained: u32,
-    /// Keep every `every`-th launch of the window (at least 1).
-    pub every: u32,
-    /// First launch of the window.
-    pub keep_from: u32,
-    /// The launch after the window's last.
-    pub keep_until: u32,
-    /// Launches asked for by the host beyond the window.
-    pub triggers_asked: u32,
     /// Zero.
-    pub reserved: u32,
+    pub reserved0: u32,
+    /// The keep rule (a triggered site's slot 0 rewrites it).
+    pub keep: SiteKeep,
+    /// Zero.
+    pub reserved1: [u32; 4],
+    /// Slabs in the ring, a power of two.
+    pub slab_count: u32,
+    /// Kept launches the host has copied out.
+    pub drained: u32,
+    /// Launches asked for by the host (`capture_next`).
+    pub triggers_asked: u32,
+    /// 1: the site keeps the launches asked for (`Keep::Triggered`).
+    pub triggered: u32,
+    /// A launch whose earlier launches have all ended.
+    pub done_launch: u32,
+    /// Kept launches before `done_launch`.
+    pub done_kept: u32,
+    /// Zero.
+    pub reserved: [u32; 14],
+}
+
+/// Words of a site.
+const SITE_WORDS: usize = SITE_BYTES / 4;
+
+/// `KTRACE_SITE_COUNTER_BYTES`: bytes of a site's launch counters for
+/// `warps` slots, 4 each, padded to a multiple of 128.
+pub fn site_counter_bytes(warps: u32) -> u64 {
+    (u64::from(warps) * 4).div_ceil(128) * 128
 }
 
 impl Site {
-    /// Reads a site from its 64 little-endian bytes.
+    /// Reads a site from its 128 little-endian bytes.
     pub fn from_bytes(b: &[u8; SITE_BYTES]) -> Self {
         let w = |i: usize| u32_at(b, 4 * i);
+        let keep = SiteKeep {
+            from: w(4),
+            until: w(5),
+            base: w(6),
+            every: w(7),
+        };
+        let mut reserved = [0u32; 14];
+        for (i, r) in reserved.iter_mut().enumerate() {
+            *r = w(18 + i);
+        }
         Site {
-            epoch: w(0),
-            slab: w(1),
-            slabs: u64_at(b, offset_of!(Site, slabs)),
-            flushed: w(4),
-            kept: w(5),
-            dropped: w(6),
-            triggers_used: w(7),
-            warps: w(8),
-            slab_count: w(9),
-            drained: w(10),
-            every: w(11),
-            keep_from: w(12),
-            keep_until: w(13),
+            flushed: w(0),
+            dropped: w(1),
+            warps: w(2),
+            reserved0: w(3),
+            keep,
+            reserved1: [w(8), w(9), w(10), w(11)],
+            slab_count: w(12),
+            drained: w(13),
             triggers_asked: w(14),
-            reserved: w(15),
+            triggered: w(15),
+            done_launch: w(16),
+            done_kept: w(17),
+            reserved,
         }
     }
 
-    /// The site's 64 little-endian bytes, as the device reads them.
+    /// The site's 128 little-endian bytes, as the device reads them.
     pub fn to_bytes(&self) -> [u8; SITE_BYTES] {
-        let mut b = [0u8; SITE_BYTES];
-        let words = [
-            self.epoch,
-            self.slab,
-            self.slabs as u32,
-            (self.slabs >> 32) as u32,
-            self.flushed,
-            self.kept,
-            self.dropped,
-            self.triggers_used,
-            self.warps,
+        let mut words = [0u32; SITE_WORDS];
+        words[..4].copy_from_slice(&[self.flushed, self.dropped, self.warps, self.reserved0]);
+        let k = &self.keep;
+        words[4..8].copy_from_slice(&[k.from, k.until, k.base, k.every]);
+        words[8..12].copy_from_slice(&self.reserved1);
+        words[12..18].copy_from_slice(&[
             self.slab_count,
             self.drained,
-            self.every,
-            self.keep_from,
-            self.keep_until,
             self.triggers_asked,
-            self.reserved,
-        ];
+            self.triggered,
+            self.done_launch,
+            self.done_kept,
+        ]);
+        words[18..].copy_from_slice(&self.reserved);
+        let mut b = [0u8; SITE_BYTES];
         for (i, w) in words.iter().enumerate() {
             b[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
         }

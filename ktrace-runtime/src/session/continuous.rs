@@ -19,14 +19,18 @@ use cudarc::driver::{result as cu, CudaSlice, CudaStream, DevicePtr};
 use crate::error::{Error, Result};
 use crate::format::capture::{DeviceInfo, HostStep, LaunchCapture, SiteRecord};
 use crate::format::clock_sync::ClockSync;
-use crate::format::layout::{KtraceArg, Site as SiteState, ARG_SITE, SITE_BYTES};
+use crate::format::layout::{KtraceArg, Site, ARG_SITE};
 use crate::format::regions::Regions;
 use crate::format::shape::{BlockSampling, LaunchShape, WarpSampling};
-use crate::format::site::{gpu_span, initial_site, ready_slabs, site_bytes, slab_launch, Keep};
+use crate::format::site::{initial_site, ring_slabs, site_bytes, site_head_bytes, Keep, SiteRead};
 use crate::format::stream::CaptureWriter;
 use crate::histogram::Histogram;
 use crate::sizing::bytes_text;
 use crate::timeline::host_clocks_ns;
+
+mod drain;
+
+use drain::Drainer;
 
 use super::clock_sync::ClockProbe;
 use super::device::{device_info, driver};
@@ -81,8 +85,8 @@ pub struct SiteConfig {
     pub blocks: BlockSampling,
     /// Launches traced.
     pub keep: Keep,
-    /// Slabs in its ring; 0: as many as fit in half the arena left (at most
-    /// 1,024).
+    /// Slabs in its ring, a power of two; 0: as many as fit in half the
+    /// arena left (at most 1,024, rounded down to a power of two).
     pub slabs: u32,
 }
 
@@ -124,9 +128,18 @@ struct SiteSlot {
     /// Device address of its `ktrace_site`.
     addr: u64,
     slab_bytes: u64,
-    /// Slabs drained so far (the host's `drained`).
+    /// Bytes of its header and launch counters: where its slabs start.
+    head_bytes: u64,
+    /// Kept launches drained so far (the host's `drained`).
     drained: u32,
-    last: SiteState,
+    /// Launches asked for with `capture_next` (the host's `triggers_asked`).
+    asked: u32,
+    /// The site as the drain read it last.
+    last: SiteRead,
+    /// Launches drained and written.
+    written: u64,
+    /// Kept launches that found the ring full.
+    dropped: u64,
     durations: Histogram,
 }
 
@@ -251,11 +264,11 @@ impl ContinuousSession {
             config.blocks,
         )?;
         let slab_bytes = shape.buffer_bytes().unwrap_or(u64::MAX);
+        let warps = shape.warps_traced() * shape.blocks_traced;
+        let head_bytes = site_head_bytes(warps);
         let left = self.config.arena_bytes - self.used;
-        let slab_count = match config.slabs {
-            0 => ((left / 2).saturating_sub(SITE_BYTES as u64) / slab_bytes).min(1024) as u32,
-            n => n,
-        };
+        let slab_count = ring_slabs(config.slabs, left, head_bytes, slab_bytes)
+            .map_err(|e| Error::Config(format!("site {}: {e}", config.kernel)))?;
         let bytes = site_bytes(&shape, slab_count).unwrap_or(u64::MAX);
         if slab_count < 2 || bytes > left {
             return Err(Error::Config(format!(
@@ -267,7 +280,6 @@ impl ContinuousSession {
                 bytes_text(left)
             )));
         }
-        let warps = shape.warps_traced() * shape.blocks_traced;
         let state = initial_site(warps, slab_count, config.keep);
         let addr = self.base + self.used;
         // SAFETY: the site lies inside the arena, which the session owns.
@@ -296,8 +308,15 @@ impl ContinuousSession {
             shape,
             addr,
             slab_bytes,
+            head_bytes,
             drained: 0,
-            last: state,
+            asked: 0,
+            last: SiteRead {
+                site: state,
+                launches: 0,
+            },
+            written: 0,
+            dropped: 0,
             durations: Histogram::default(),
         });
         Ok(TracedSite { index, arg })
@@ -319,20 +338,28 @@ impl ContinuousSession {
         }
     }
 
-    /// Traces the next `n` launches of `site` that its keep rule leaves
-    /// out (with [`Keep::Triggered`]: the next `n`).
+    /// Traces `n` more launches of `site`, a site kept with
+    /// [`Keep::Triggered`]: those after the first launch that starts once
+    /// the device has seen the request (the launch that sees it grants
+    /// them, from the next one on).
     pub fn capture_next(&self, site: TracedSite, n: u32) -> Result<()> {
         let mut sites = self.sites.lock().expect("sites");
         let s = &mut sites[site.index as usize];
-        let asked = s.last.triggers_asked.wrapping_add(n);
+        if s.config.keep != Keep::Triggered {
+            return Err(Error::Config(format!(
+                "site {} {}: capture_next needs a site kept with Keep::Triggered (it keeps {:?})",
+                site.index, s.config.kernel, s.config.keep
+            )));
+        }
+        let asked = s.asked.wrapping_add(n);
         // The host's word of the site; the device only reads it.
-        let at = s.addr + std::mem::offset_of!(SiteState, triggers_asked) as u64;
+        let at = s.addr + std::mem::offset_of!(Site, triggers_asked) as u64;
         // SAFETY: inside the arena.
         unsafe {
             cu::memcpy_htod_async(at, &asked.to_le_bytes(), self.stream.cu_stream())
                 .map_err(driver("asking for launches"))?;
         }
-        s.last.triggers_asked = asked;
+        s.asked = asked;
         Ok(())
     }
 
@@ -347,7 +374,9 @@ impl ContinuousSession {
     /// Waits for the device, drains what is left, closes the capture file
     /// and reports. Prints the report's lines unless quiet.
     pub fn finish(mut self) -> Result<ContinuousReport> {
+        // Every stream of the context: the traced launches may be on any.
         self.stream
+            .context()
             .synchronize()
             .map_err(driver("waiting for the traced kernels"))?;
         self.stop.store(true, Ordering::SeqCst);
@@ -362,9 +391,9 @@ impl ContinuousSession {
             .map(|(i, s)| SiteRecord {
                 site: i as u32,
                 kernel: s.config.kernel.clone(),
-                launches: u64::from(s.last.epoch),
-                kept: u64::from(s.last.kept),
-                dropped: u64::from(s.last.dropped),
+                launches: u64::from(s.last.launches),
+                kept: s.written,
+                dropped: s.dropped,
             })
             .collect();
         let durations = sites.iter().map(|s| s.durations.clone()).collect();
@@ -414,13 +443,7 @@ impl ContinuousSession {
                     .new_stream()
                     .map_err(driver("creating the drain stream"))?;
                 let probe = ClockProbe::new(&ctx).ok();
-                let mut drainer = Drainer {
-                    stream,
-                    staging: Staging::new(STAGING_BYTES)?,
-                    tx,
-                    counters,
-                    next_launch: 0,
-                };
+                let mut drainer = Drainer::new(stream, tx, counters)?;
                 let mut last_sync: Option<Instant> = None;
                 loop {
                     let stopping = stop.load(Ordering::SeqCst);
@@ -436,207 +459,25 @@ impl ContinuousSession {
                         }
                         last_sync = Some(Instant::now());
                     }
-                    let moved = drainer.round(&sites)?;
+                    drainer.round(&sites)?;
                     if stopping {
-                        // One more round after the device finished: the last
-                        // launches' slabs.
+                        // The device has finished: rounds until every
+                        // complete launch is drained, at least two (the
+                        // second reads the sites as the first did, so the
+                        // newest launches are complete).
+                        while drainer.round(&sites)? {}
                         drainer.round(&sites)?;
+                        while drainer.round(&sites)? {}
                         return Ok(());
                     }
                     // At most one round a poll: the copies and waits of a
                     // round take the driver's lock the program's own
                     // launches need.
-                    let _ = moved;
                     std::thread::sleep(poll);
                 }
             })
             .map_err(|e| Error::io("<drain thread>", e))?;
         Ok(handle)
-    }
-}
-
-/// Pinned host memory the drain thread copies into: copies from the arena
-/// run at the link's speed and need no staging by the driver.
-struct Staging {
-    ptr: *mut u8,
-    len: usize,
-}
-
-impl Staging {
-    fn new(len: usize) -> Result<Self> {
-        // SAFETY: a plain allocation, freed in Drop.
-        let ptr = unsafe { cu::malloc_host(len, 0) }.map_err(driver("allocating pinned memory"))?;
-        Ok(Staging {
-            ptr: ptr.cast(),
-            len,
-        })
-    }
-
-    fn bytes(&mut self, at: usize, len: usize) -> &mut [u8] {
-        assert!(at + len <= self.len, "staging overrun");
-        // SAFETY: inside the allocation, which `self` owns.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), len) }
-    }
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        // SAFETY: allocated by malloc_host; no copy into it is in flight
-        // (every copy is waited for).
-        let _ = unsafe { cu::free_host(self.ptr.cast()) };
-    }
-}
-
-/// Bytes of pinned memory a drain round copies at most.
-const STAGING_BYTES: usize = 64 << 20;
-
-/// What the drain thread needs of a site, taken once per round.
-struct SiteView {
-    addr: u64,
-    shape: LaunchShape,
-    slab_bytes: u64,
-    kernel: String,
-    drained: u32,
-}
-
-/// The drain thread's state: its stream, its pinned memory, where drained
-/// launches go, and the counters.
-struct Drainer {
-    stream: Arc<CudaStream>,
-    staging: Staging,
-    tx: SyncSender<Message>,
-    counters: Arc<Counters>,
-    next_launch: u32,
-}
-
-impl Drainer {
-    /// One pass over every site: reads every site's state with one wait,
-    /// copies its ready slabs (a run of the ring at a time, as many as the
-    /// pinned memory holds), hands them to the writer and tells the device
-    /// they are free. Returns the launches moved.
-    fn round(&mut self, sites: &Mutex<Vec<SiteSlot>>) -> Result<u64> {
-        let views: Vec<SiteView> = sites
-            .lock()
-            .expect("sites")
-            .iter()
-            .map(|s| SiteView {
-                addr: s.addr,
-                shape: s.shape,
-                slab_bytes: s.slab_bytes,
-                kernel: s.config.kernel.clone(),
-                drained: s.drained,
-            })
-            .collect();
-        let states = self.site_states(&views)?;
-        let mut moved = 0;
-        for (i, (v, mut state)) in views.iter().zip(states).enumerate() {
-            state.drained = v.drained;
-            let ready = ready_slabs(&state)?;
-            let most = (STAGING_BYTES as u64 / v.slab_bytes).max(1) as usize;
-            let ready = &ready[..ready.len().min(most)];
-            let raws = self.copy_slabs(v, ready)?;
-            let n = ready.len() as u32;
-            let drained = v.drained.wrapping_add(n);
-            if n > 0 {
-                let at = v.addr + std::mem::offset_of!(SiteState, drained) as u64;
-                // SAFETY: inside the arena; the device only reads `drained`.
-                unsafe {
-                    cu::memcpy_htod_async(at, &drained.to_le_bytes(), self.stream.cu_stream())
-                        .map_err(driver("freeing drained slabs"))?;
-                }
-            }
-            let durations = self.hand_over(i as u32, v, raws)?;
-            moved += u64::from(n);
-            let mut s = sites.lock().expect("sites");
-            let slot = &mut s[i];
-            slot.drained = drained;
-            state.drained = drained;
-            state.triggers_asked = slot.last.triggers_asked;
-            slot.last = state;
-            for d in durations {
-                slot.durations.add(d);
-            }
-        }
-        self.stream
-            .synchronize()
-            .map_err(driver("freeing drained slabs"))?;
-        Ok(moved)
-    }
-
-    /// Every site's state, copied with one wait.
-    fn site_states(&mut self, views: &[SiteView]) -> Result<Vec<SiteState>> {
-        for (i, v) in views.iter().enumerate() {
-            let dst = self.staging.bytes(i * SITE_BYTES, SITE_BYTES);
-            // SAFETY: the site lies inside the arena, which outlives the
-            // thread; `dst` is pinned and waited for below.
-            unsafe { cu::memcpy_dtoh_async(dst, v.addr, self.stream.cu_stream()) }
-                .map_err(driver("reading the trace sites"))?;
-        }
-        self.stream
-            .synchronize()
-            .map_err(driver("reading the trace sites"))?;
-        Ok((0..views.len())
-            .map(|i| {
-                let b: [u8; SITE_BYTES] = self.staging.bytes(i * SITE_BYTES, SITE_BYTES)[..]
-                    .try_into()
-                    .expect("a site");
-                SiteState::from_bytes(&b)
-            })
-            .collect())
-    }
-
-    /// The bytes of slabs `ready` of a site (consecutive indices of its ring
-    /// copied as one run), each in a vector of its own.
-    fn copy_slabs(&mut self, v: &SiteView, ready: &[u32]) -> Result<Vec<Vec<u8>>> {
-        let sb = v.slab_bytes as usize;
-        let mut at = 0;
-        let mut k = 0;
-        while k < ready.len() {
-            let mut run = 1;
-            while k + run < ready.len() && ready[k + run] == ready[k] + run as u32 {
-                run += 1;
-            }
-            let src = v.addr + SITE_BYTES as u64 + u64::from(ready[k]) * v.slab_bytes;
-            let dst = self.staging.bytes(at, run * sb);
-            // SAFETY: the run lies inside the site's slabs; `dst` is pinned
-            // and waited for below.
-            unsafe { cu::memcpy_dtoh_async(dst, src, self.stream.cu_stream()) }
-                .map_err(driver("draining the trace arena"))?;
-            at += run * sb;
-            k += run;
-        }
-        self.stream
-            .synchronize()
-            .map_err(driver("draining the trace arena"))?;
-        Ok((0..ready.len())
-            .map(|j| self.staging.bytes(j * sb, sb).to_vec())
-            .collect())
-    }
-
-    /// Makes drained slabs into launches and sends them to the writer;
-    /// returns their durations.
-    fn hand_over(&mut self, site: u32, v: &SiteView, raws: Vec<Vec<u8>>) -> Result<Vec<u64>> {
-        let mut durations = Vec::with_capacity(raws.len());
-        for raw in raws {
-            let (launch, report) = slab_launch(raw, &v.shape, site, self.next_launch, &v.kernel)?;
-            self.next_launch = self.next_launch.wrapping_add(1);
-            let buffer = launch.buffer()?;
-            let records: u64 = buffer.slots().map(|s| u64::from(s.stored_entries())).sum();
-            if let Some(span) = gpu_span(&buffer) {
-                durations.push(span.duration_ns());
-            }
-            let c = &self.counters;
-            c.records.fetch_add(records, Ordering::Relaxed);
-            c.launches.fetch_add(1, Ordering::Relaxed);
-            c.stale_slots
-                .fetch_add(report.stale_slots, Ordering::Relaxed);
-            c.overlaps
-                .fetch_add(u64::from(report.extra_grids > 0), Ordering::Relaxed);
-            if self.tx.send(Message::Launch(launch)).is_err() {
-                return Err(Error::Config("the capture writer stopped".into()));
-            }
-        }
-        Ok(durations)
     }
 }
 

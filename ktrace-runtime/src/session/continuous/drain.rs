@@ -1,0 +1,331 @@
+//! The drain thread's work for a [`ContinuousSession`](super::ContinuousSession):
+//! each round it reads every site, works out which kept launches have
+//! ended ([`complete_kept`]), plans what to copy ([`drain_plan`]), copies
+//! those slabs through pinned memory on its own stream, frees them on the
+//! device and hands each slab, made into a launch ([`slab_launch`]), to the
+//! writer thread.
+
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::SyncSender;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{result as cu, sys, CudaStream};
+
+use crate::error::{Error, Result};
+use crate::format::layout::{Site, SlotMeta, META_BYTES};
+use crate::format::shape::LaunchShape;
+use crate::format::site::{complete_kept, drain_plan, gpu_span, slab_launch, SiteRead};
+
+use super::super::device::driver;
+use super::{Counters, Message, SiteSlot};
+
+/// Pinned host memory the drain thread copies into: copies from the arena
+/// run at the link's speed and need no staging by the driver.
+struct Staging {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Staging {
+    fn new(len: usize) -> Result<Self> {
+        // SAFETY: a plain allocation, freed in Drop.
+        let ptr = unsafe { cu::malloc_host(len, 0) }.map_err(driver("allocating pinned memory"))?;
+        Ok(Staging {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+
+    fn bytes(&mut self, at: usize, len: usize) -> &mut [u8] {
+        assert!(at + len <= self.len, "staging overrun");
+        // SAFETY: inside the allocation, which `self` owns.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), len) }
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        // SAFETY: allocated by malloc_host; no copy into it is in flight
+        // (every copy is waited for).
+        let _ = unsafe { cu::free_host(self.ptr.cast()) };
+    }
+}
+
+/// Bytes of pinned memory a drain round copies at most.
+const STAGING_BYTES: usize = 64 << 20;
+
+/// What the drain thread needs of a site, taken once per round.
+struct SiteView {
+    addr: u64,
+    shape: LaunchShape,
+    slab_bytes: u64,
+    head_bytes: u64,
+    kernel: String,
+    drained: u32,
+    last: SiteRead,
+}
+
+/// The drain thread's state: its stream, its pinned memory, where drained
+/// launches go, and the counters.
+pub(super) struct Drainer {
+    pub(super) stream: Arc<CudaStream>,
+    staging: Staging,
+    pub(super) tx: SyncSender<Message>,
+    counters: Arc<Counters>,
+    next_launch: u32,
+    /// Per site, per slab: the launch drained from it last.
+    drained_from: Vec<Vec<Option<u32>>>,
+}
+
+/// What [`Drainer::hand_over`] did with a round's slabs of one site.
+struct Handed {
+    /// GPU durations of the launches written, in ns.
+    durations: Vec<u64>,
+    /// Launches written.
+    written: u64,
+    /// Slabs that held no newer launch: dropped launches.
+    dropped: u64,
+}
+
+impl Drainer {
+    /// A drainer on `stream` (the drain thread's own), with its pinned
+    /// memory, sending launches to `tx`.
+    pub(super) fn new(
+        stream: Arc<CudaStream>,
+        tx: SyncSender<Message>,
+        counters: Arc<Counters>,
+    ) -> Result<Self> {
+        Ok(Drainer {
+            stream,
+            staging: Staging::new(STAGING_BYTES)?,
+            tx,
+            counters,
+            next_launch: 0,
+            drained_from: Vec::new(),
+        })
+    }
+
+    /// One pass over every site: reads every site's state with one wait,
+    /// copies its ready slabs (a run of the ring at a time, as many as the
+    /// pinned memory holds), hands them to the writer and tells the device
+    /// they are free. Returns whether complete launches are still waiting
+    /// (the pinned memory held fewer).
+    pub(super) fn round(&mut self, sites: &Mutex<Vec<SiteSlot>>) -> Result<bool> {
+        let views: Vec<SiteView> = sites
+            .lock()
+            .expect("sites")
+            .iter()
+            .map(|s| SiteView {
+                addr: s.addr,
+                shape: s.shape,
+                slab_bytes: s.slab_bytes,
+                head_bytes: s.head_bytes,
+                kernel: s.config.kernel.clone(),
+                drained: s.drained,
+                last: s.last,
+            })
+            .collect();
+        let states = self.site_states(&views)?;
+        let mut waiting = false;
+        for (i, (v, state)) in views.iter().zip(states).enumerate() {
+            let complete = complete_kept(Some(&v.last), &state);
+            let most = (STAGING_BYTES as u64 / v.slab_bytes).clamp(1, u64::from(u32::MAX)) as u32;
+            let count = state.site.slab_count;
+            // Only once warps have dropped can a slab still hold the launch
+            // drained from it: then slot 0 of every slab says which launch
+            // it holds, in one strided copy.
+            let heads = if state.site.dropped != 0 && complete.wrapping_sub(v.drained) as i32 > 0 {
+                Some(self.slab_heads(v, count)?)
+            } else {
+                None
+            };
+            let from = self.drained_from.get(i).cloned().unwrap_or_default();
+            let written = |slab: u32| match &heads {
+                None => true,
+                Some(h) => {
+                    let m = &h[slab as usize];
+                    m.is_opened()
+                        && from
+                            .get(slab as usize)
+                            .copied()
+                            .flatten()
+                            .map_or(true, |a| m.launch.wrapping_sub(a) as i32 > 0)
+                }
+            };
+            let plan = drain_plan(count, v.drained, complete, most, written)?;
+            let raws = self.copy_slabs(v, &plan.copy)?;
+            let drained = plan.drained;
+            if drained != v.drained {
+                let at = v.addr + std::mem::offset_of!(Site, drained) as u64;
+                // SAFETY: inside the arena; the device only reads `drained`.
+                unsafe {
+                    cu::memcpy_htod_async(at, &drained.to_le_bytes(), self.stream.cu_stream())
+                        .map_err(driver("freeing drained slabs"))?;
+                }
+            }
+            let handed = self.hand_over(i, v, &plan.copy, raws)?;
+            waiting |= plan.drained != complete;
+            let mut s = sites.lock().expect("sites");
+            let slot = &mut s[i];
+            slot.drained = drained;
+            slot.last = state;
+            slot.written += handed.written;
+            slot.dropped += u64::from(plan.dropped) + handed.dropped;
+            for d in handed.durations {
+                slot.durations.add(d);
+            }
+        }
+        self.stream
+            .synchronize()
+            .map_err(driver("freeing drained slabs"))?;
+        Ok(waiting)
+    }
+
+    /// Every site's state, copied with one wait.
+    fn site_states(&mut self, views: &[SiteView]) -> Result<Vec<SiteRead>> {
+        const N: usize = SiteRead::BYTES;
+        for (i, v) in views.iter().enumerate() {
+            let dst = self.staging.bytes(i * N, N);
+            // SAFETY: the site lies inside the arena, which outlives the
+            // thread; `dst` is pinned and waited for below.
+            unsafe { cu::memcpy_dtoh_async(dst, v.addr, self.stream.cu_stream()) }
+                .map_err(driver("reading the trace sites"))?;
+        }
+        self.stream
+            .synchronize()
+            .map_err(driver("reading the trace sites"))?;
+        Ok((0..views.len())
+            .map(|i| {
+                let b: [u8; N] = self.staging.bytes(i * N, N)[..].try_into().expect("a site");
+                SiteRead::from_bytes(&b)
+            })
+            .collect())
+    }
+
+    /// Slot 0's metadata of each of a site's `count` slabs, in one strided
+    /// copy.
+    fn slab_heads(&mut self, v: &SiteView, count: u32) -> Result<Vec<SlotMeta>> {
+        let n = count as usize;
+        let dst = self.staging.bytes(0, n * META_BYTES);
+        let copy = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcHost: std::ptr::null(),
+            srcDevice: v.addr + v.head_bytes,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: v.slab_bytes as usize,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            dstHost: dst.as_mut_ptr().cast(),
+            dstDevice: 0,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: META_BYTES,
+            WidthInBytes: META_BYTES,
+            Height: n,
+        };
+        // SAFETY: the source rows lie inside the site's slabs, the
+        // destination in pinned memory, waited for below.
+        unsafe { sys::cuMemcpy2DAsync_v2(&copy, self.stream.cu_stream()) }
+            .result()
+            .map_err(driver("reading the slabs' first slots"))?;
+        self.stream
+            .synchronize()
+            .map_err(driver("reading the slabs' first slots"))?;
+        Ok((0..n)
+            .map(|j| {
+                let b: &[u8; META_BYTES] = self.staging.bytes(j * META_BYTES, META_BYTES)[..]
+                    .try_into()
+                    .expect("a slot's metadata");
+                SlotMeta::from_bytes(b)
+            })
+            .collect())
+    }
+
+    /// The bytes of slabs `ready` of a site (consecutive indices of its ring
+    /// copied as one run), each in a vector of its own.
+    fn copy_slabs(&mut self, v: &SiteView, ready: &[u32]) -> Result<Vec<Vec<u8>>> {
+        let sb = v.slab_bytes as usize;
+        let mut at = 0;
+        let mut k = 0;
+        while k < ready.len() {
+            let mut run = 1;
+            while k + run < ready.len() && ready[k + run] == ready[k] + run as u32 {
+                run += 1;
+            }
+            let src = v.addr + v.head_bytes + u64::from(ready[k]) * v.slab_bytes;
+            let dst = self.staging.bytes(at, run * sb);
+            // SAFETY: the run lies inside the site's slabs; `dst` is pinned
+            // and waited for below.
+            unsafe { cu::memcpy_dtoh_async(dst, src, self.stream.cu_stream()) }
+                .map_err(driver("draining the trace arena"))?;
+            at += run * sb;
+            k += run;
+        }
+        self.stream
+            .synchronize()
+            .map_err(driver("draining the trace arena"))?;
+        Ok((0..ready.len())
+            .map(|j| self.staging.bytes(j * sb, sb).to_vec())
+            .collect())
+    }
+
+    /// Makes drained slabs (ring indices `slabs`) into launches and sends
+    /// them to the writer; a slab that still holds the launch drained from
+    /// it before belongs to a dropped launch.
+    fn hand_over(
+        &mut self,
+        site: usize,
+        v: &SiteView,
+        slabs: &[u32],
+        raws: Vec<Vec<u8>>,
+    ) -> Result<Handed> {
+        let mut handed = Handed {
+            durations: Vec::with_capacity(raws.len()),
+            written: 0,
+            dropped: 0,
+        };
+        if self.drained_from.len() <= site {
+            self.drained_from.resize(site + 1, Vec::new());
+        }
+        let ring = v.last.site.slab_count as usize;
+        if self.drained_from[site].len() < ring {
+            self.drained_from[site].resize(ring, None);
+        }
+        for (&slab, raw) in slabs.iter().zip(raws) {
+            let after = self.drained_from[site][slab as usize];
+            let (launch, report) = slab_launch(
+                raw,
+                &v.shape,
+                site as u32,
+                self.next_launch,
+                &v.kernel,
+                after,
+            )?;
+            let Some(launch) = launch else {
+                handed.dropped += 1;
+                continue;
+            };
+            self.drained_from[site][slab as usize] = launch.origin.map(|o| o.epoch);
+            self.next_launch = self.next_launch.wrapping_add(1);
+            handed.written += 1;
+            let buffer = launch.buffer()?;
+            let records: u64 = buffer.slots().map(|s| u64::from(s.stored_entries())).sum();
+            if let Some(span) = gpu_span(&buffer) {
+                handed.durations.push(span.duration_ns());
+            }
+            let c = &self.counters;
+            c.records.fetch_add(records, Ordering::Relaxed);
+            c.launches.fetch_add(1, Ordering::Relaxed);
+            c.stale_slots
+                .fetch_add(report.stale_slots, Ordering::Relaxed);
+            c.overlaps
+                .fetch_add(u64::from(report.extra_grids > 0), Ordering::Relaxed);
+            if self.tx.send(Message::Launch(launch)).is_err() {
+                return Err(Error::Config("the capture writer stopped".into()));
+            }
+        }
+        Ok(handed)
+    }
+}
