@@ -229,8 +229,9 @@ impl Diagnostic {
             ),
             Diagnostic::UnknownEventType { warp, kind, count } => write!(
                 f,
-                "{warp}: {count} event(s) of unknown type {kind} skipped; the buffer comes from \
-                 another ktrace version or is corrupt: decode it with the ktrace that recorded it"
+                "{warp}: {count} entr(ies) of unknown type {kind} skipped (no part in its times \
+                 either); the buffer comes from another ktrace version or is corrupt: decode it \
+                 with the ktrace that recorded it"
             ),
             _ => unreachable!("fmt sends only event diagnostics here"),
         }

@@ -503,3 +503,39 @@ pub fn xorshift64(seed: u64) -> impl FnMut() -> u64 {
         x
     }
 }
+
+/// The bytes of a hostile capture (format version 3): one launch of 4,096
+/// empty warps whose header says each ring holds 2^24 entries, so its
+/// `raw_len` claims 549,756,076,032 bytes (512 GiB) while the file is
+/// 256 KiB. A reader must refuse it or read it without using that memory.
+pub fn claims_512_gib_capture() -> Vec<u8> {
+    use crate::format::shape::{BlockSampling, WarpSampling};
+    let shape = LaunchShape::new(
+        [4096, 1, 1],
+        [32, 1, 1],
+        32,
+        &WarpSampling::All,
+        BlockSampling::All,
+    )
+    .expect("a valid shape");
+    let cap = crate::format::capture::Capture {
+        launches: vec![SynthLaunch::new(shape).into_capture()],
+        ..Default::default()
+    };
+    let mut bytes = Vec::new();
+    cap.write_to(&mut bytes).expect("writing to memory");
+    // The launch header: launch 0, grid 4096 x 1 x 1, block 32 x 1 x 1,
+    // cap_log2 5.
+    let pattern: Vec<u8> = [0u32, 4096, 1, 1, 32, 1, 1, 5]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let at = bytes
+        .windows(pattern.len())
+        .position(|w| w == pattern.as_slice())
+        .expect("the launch header");
+    let raw_len: u64 = 4096 * (64 + (8 << 24));
+    bytes[at + 28..at + 32].copy_from_slice(&24u32.to_le_bytes());
+    bytes[at + 48..at + 56].copy_from_slice(&raw_len.to_le_bytes());
+    bytes
+}

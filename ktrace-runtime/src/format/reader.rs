@@ -477,8 +477,17 @@ impl<S: Source> Reader<S> {
             });
         }
         // Zeroed pages come fresh from the allocator; only the stored parts
-        // are written.
-        let mut raw = vec![0u8; raw_len as usize];
+        // are written, so the memory used is what the file holds (a page
+        // of each slot written), whatever the raw length says.
+        let mut raw = zeroed(raw_len).ok_or_else(|| {
+            Error::Corrupt(format!(
+                "launch record {i}: raw_len {raw_len} bytes ({} slots of {} entries) cannot be \
+                 allocated on this machine: the header lies, or the capture needs a machine \
+                 with that much address space",
+                shape.slot_count(),
+                shape.cap()
+            ))
+        })?;
         let used = read_compact(
             &mut raw,
             shape,
@@ -502,4 +511,24 @@ impl<S: Source> Reader<S> {
         }
         Ok(raw)
     }
+}
+
+/// `n` zeroed bytes, or `None` when the allocator cannot give them (a
+/// capture's header may ask for any size: that is an error to report, not
+/// an abort). Large allocations come as untouched zero pages, so only the
+/// pages written use memory.
+pub(crate) fn zeroed(n: u64) -> Option<Vec<u8>> {
+    let len = usize::try_from(n).ok()?;
+    if len == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(len).ok()?;
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with the layout
+    // of `len` bytes, all of them initialised (zero).
+    Some(unsafe { Vec::from_raw_parts(ptr, len, len) })
 }
