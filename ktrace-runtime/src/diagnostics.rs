@@ -77,6 +77,18 @@ pub enum Diagnostic {
         /// How many events were skipped.
         count: u32,
     },
+    /// Value entries that do not belong to the event before them: a second
+    /// value after one event (dropped), or a value whose region differs
+    /// from its event's (attached all the same). A value whose event the
+    /// ring overwrote is not counted: that is what a wrapped ring holds.
+    StrayValue {
+        /// The warp.
+        warp: WarpId,
+        /// Values after an event that had one already, dropped.
+        extra: u32,
+        /// Values attached to an event of another region.
+        other_region: u32,
+    },
     /// A slot's cycles-to-time ratio is off the device-wide median by more
     /// than 1%.
     ClockRateOutlier {
@@ -161,6 +173,7 @@ impl Diagnostic {
             Diagnostic::UnmatchedBegin { .. } => "unmatched_begin",
             Diagnostic::UnmatchedEnd { .. } => "unmatched_end",
             Diagnostic::UnknownEventType { .. } => "unknown_event_type",
+            Diagnostic::StrayValue { .. } => "stray_value",
             Diagnostic::ClockRateOutlier { .. } => "clock_rate_outlier",
             Diagnostic::ClockInconsistent { .. } => "clock_inconsistent",
             Diagnostic::SlotMismatch { .. } => "slot_mismatch",
@@ -232,6 +245,16 @@ impl Diagnostic {
                 "{warp}: {count} entr(ies) of unknown type {kind} skipped (no part in its times \
                  either); the buffer comes from another ktrace version or is corrupt: decode it \
                  with the ktrace that recorded it"
+            ),
+            Diagnostic::StrayValue {
+                warp,
+                extra,
+                other_region,
+            } => write!(
+                f,
+                "{warp}: {extra} value entr(ies) after an event that had its value already, \
+                 dropped; {other_region} value(s) attached to an event of another region; the \
+                 device writes neither: the buffer is corrupt or from another ktrace version"
             ),
             _ => unreachable!("fmt sends only event diagnostics here"),
         }
@@ -319,7 +342,8 @@ impl fmt::Display for Diagnostic {
             | Diagnostic::NeverFlushed { .. }
             | Diagnostic::UnmatchedBegin { .. }
             | Diagnostic::UnmatchedEnd { .. }
-            | Diagnostic::UnknownEventType { .. } => self.describe_events(f),
+            | Diagnostic::UnknownEventType { .. }
+            | Diagnostic::StrayValue { .. } => self.describe_events(f),
             Diagnostic::ClockRateOutlier { .. }
             | Diagnostic::ClockInconsistent { .. }
             | Diagnostic::NoClockCalibration { .. }

@@ -91,28 +91,84 @@ pub fn estimate_sync(rounds: &[ClockSync]) -> Result<ClockSync> {
 pub struct HostAxis {
     /// `(gpu_ns, offset_ns, uncertainty_ns)`, by `gpu_ns`, no two equal.
     points: Vec<(u64, i64, u64)>,
+    /// What making the points took.
+    repairs: AxisRepairs,
+}
+
+/// What [`HostAxis::new`] did to the syncs it was given, so that it can be
+/// said: none of it changes a time, but a reader of the capture should
+/// know.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AxisRepairs {
+    /// Syncs given.
+    pub given: usize,
+    /// Syncs that came after one with a later `%globaltimer` (sorted).
+    pub out_of_order: usize,
+    /// Syncs left out because another had the same `%globaltimer` and a
+    /// round trip as short or shorter.
+    pub same_gpu_time: usize,
+}
+
+impl AxisRepairs {
+    /// "" when nothing was done, else what was, for a report line.
+    pub fn text(&self) -> String {
+        let mut parts = Vec::new();
+        if self.out_of_order > 0 {
+            parts.push(format!(
+                "{} out of %globaltimer order, sorted",
+                self.out_of_order
+            ));
+        }
+        if self.same_gpu_time > 0 {
+            parts.push(format!(
+                "{} with the %globaltimer of another, left out (the shorter round trip kept)",
+                self.same_gpu_time
+            ));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("of {} clock syncs: {}", self.given, parts.join("; "))
+        }
+    }
 }
 
 impl HostAxis {
     /// The axis of a GPU measured by `syncs` (in any order); `None` when
     /// there are none. Of syncs with the same `%globaltimer` the one with
-    /// the shortest round trip is kept.
+    /// the shortest round trip is kept. Both are counted in
+    /// [`HostAxis::repairs`].
     pub fn new(syncs: &[ClockSync]) -> Result<Option<HostAxis>> {
         for s in syncs {
             s.check()?;
         }
+        let out_of_order = syncs
+            .windows(2)
+            .filter(|w| w[1].gpu_ns < w[0].gpu_ns)
+            .count();
         let mut sorted: Vec<&ClockSync> = syncs.iter().collect();
         sorted.sort_by_key(|s| (s.gpu_ns, s.round_trip_ns()));
         sorted.dedup_by_key(|s| s.gpu_ns);
         if sorted.is_empty() {
             return Ok(None);
         }
+        let repairs = AxisRepairs {
+            given: syncs.len(),
+            out_of_order,
+            same_gpu_time: syncs.len() - sorted.len(),
+        };
         Ok(Some(HostAxis {
             points: sorted
                 .into_iter()
                 .map(|s| (s.gpu_ns, s.offset_ns(), s.uncertainty_ns()))
                 .collect(),
+            repairs,
         }))
+    }
+
+    /// What was done to the syncs given to [`HostAxis::new`].
+    pub fn repairs(&self) -> AxisRepairs {
+        self.repairs
     }
 
     /// The interpolated offset (GPU ahead of host, ns) at `%globaltimer`
@@ -332,6 +388,36 @@ mod tests {
             host_after_ns: host_before + rtt,
             boottime_ns: 5,
         }
+    }
+
+    #[test]
+    fn syncs_out_of_order_or_at_one_gpu_time_are_counted() {
+        let a = sync(1_000_000, 2_000, 100);
+        let b = sync(2_000_000, 2_000, 200);
+        let in_order = HostAxis::new(&[a, b]).unwrap().unwrap();
+        assert_eq!(in_order.repairs().text(), "");
+        // b, then a: sorted, and said.
+        let swapped = HostAxis::new(&[b, a]).unwrap().unwrap();
+        assert_eq!(swapped.points(), in_order.points());
+        assert_eq!(
+            swapped.repairs(),
+            AxisRepairs {
+                given: 2,
+                out_of_order: 1,
+                same_gpu_time: 0
+            }
+        );
+        // A third at a's GPU time with a longer round trip: left out.
+        let mut c = sync(999_000, 4_000, 100);
+        c.gpu_ns = a.gpu_ns;
+        let three = HostAxis::new(&[a, c, b]).unwrap().unwrap();
+        assert_eq!(three.points().len(), 2);
+        assert_eq!(three.points()[0].2, 1_000);
+        assert_eq!(
+            three.repairs().text(),
+            "of 3 clock syncs: 1 with the %globaltimer of another, left out (the shorter round \
+             trip kept)"
+        );
     }
 
     #[test]

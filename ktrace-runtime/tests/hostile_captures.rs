@@ -4,7 +4,7 @@
 
 use ktrace_runtime::decode::{decode, DecodeOptions};
 use ktrace_runtime::format::buffer::LaunchBuffer;
-use ktrace_runtime::format::layout::{EventKind, META_BYTES};
+use ktrace_runtime::format::layout::{EventKind, EVENT_VALUE, META_BYTES};
 use ktrace_runtime::synth::{SynthLaunch, SynthWarp};
 use ktrace_runtime::{format::shape::LaunchShape, BlockSampling, WarpSampling};
 
@@ -98,4 +98,53 @@ fn a_header_that_claims_512_gib_is_an_error_or_costs_what_the_file_holds() {
             }
         }
     }
+}
+
+/// A second value after one event, and a value of another region than its
+/// event's: the device writes neither, so the decoder says so
+/// (`stray_value`) instead of dropping or attaching them silently.
+#[test]
+fn stray_values_are_reported() {
+    let mut l = SynthLaunch::new(one_warp(32)).with(
+        SynthWarp::new(0, 0)
+            .event_value(100, 0, EventKind::Begin, 7)
+            .mark(200, 1)
+            .end(300, 0)
+            .flush_at(1000),
+    );
+    let entry = |i: usize| META_BYTES + 8 * i;
+    // Entry 1 is the begin's value: give it region 5. Entry 2, the mark,
+    // becomes a second value after the begin.
+    let (v, m) = (entry(1), entry(2));
+    l.raw[v + 4..v + 6].copy_from_slice(&5u16.to_le_bytes());
+    l.raw[m + 6..m + 8].copy_from_slice(&EVENT_VALUE.to_le_bytes());
+    let d = decode(
+        LaunchBuffer::new(&l.raw, &l.shape, 3).unwrap(),
+        &DecodeOptions::default(),
+    );
+    let w = &d.warps[0];
+    let events: Vec<(EventKind, Option<u32>)> =
+        w.events.iter().map(|e| (e.kind, e.value)).collect();
+    assert_eq!(
+        events,
+        [(EventKind::Begin, Some(7)), (EventKind::End, None)]
+    );
+    let stray: Vec<String> = d
+        .diagnostics
+        .items()
+        .iter()
+        .filter(|d| d.kind() == "stray_value")
+        .map(|d| d.to_string())
+        .collect();
+    assert_eq!(stray.len(), 1, "{:?}", d.diagnostics);
+    assert!(
+        stray[0].contains("1 value entr(ies) after an event that had its value already"),
+        "{}",
+        stray[0]
+    );
+    assert!(
+        stray[0].contains("1 value(s) attached to an event of another region"),
+        "{}",
+        stray[0]
+    );
 }

@@ -96,13 +96,19 @@ fn clock_text(axis: Option<&HostAxis>) -> String {
     match axis {
         Some(a) => {
             let (first, last) = (a.points()[0], a.points()[a.points().len() - 1]);
+            let repairs = a.repairs().text();
             format!(
                 "{} clock syncs, %globaltimer ahead of the host's clock by {:.3} to {:.3} ms \
-                 (each within {} ns)",
+                 (each within {} ns){}",
                 a.points().len(),
                 first.1 as f64 / 1e6,
                 last.1 as f64 / 1e6,
-                a.points().iter().map(|p| p.2).max().unwrap_or(0)
+                a.points().iter().map(|p| p.2).max().unwrap_or(0),
+                if repairs.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {repairs}")
+                }
             )
         }
         None => "no clock syncs".into(),

@@ -52,6 +52,7 @@
 //! ([`ClockRatio`]); `spans.rs` matches begins with ends. This file holds the
 //! [`Decoder`] that runs them and the types it returns.
 
+mod anchors;
 mod calibrate;
 mod ring;
 mod spans;
@@ -65,8 +66,9 @@ use crate::format::buffer::LaunchBuffer;
 use crate::format::capture::DeviceInfo;
 use crate::format::layout::{Event, EventKind, SlotMeta};
 use crate::format::shape::LaunchShape;
+use anchors::{anchor_points, point_diagnostics};
 use calibrate::{
-    calibrate, check_points, events_fit_open_to_flush, ps_since, TimerPair, TimerPoint, WarpClock,
+    calibrate, check_points, events_fit_open_to_flush, ps_since, TimerPoint, WarpClock,
 };
 use ring::{Kept, Slot};
 use spans::match_spans;
@@ -505,6 +507,7 @@ impl<'a> Decoder<'a> {
             events: Vec::with_capacity(kept.len as usize),
             walked: 0,
             unknown: None,
+            stray: (0, 0),
             base: None,
             kept,
         };
@@ -513,14 +516,26 @@ impl<'a> Decoder<'a> {
         let mut last = (i64::MIN, 0u8);
         // The event a value entry right after it belongs to.
         let mut takes_value: Option<usize> = None;
+        // Whether an entry came before (a leading value's event was
+        // overwritten: not stray).
+        let mut after_entry = false;
         let base = self.for_each_event(slot, &kept, plan, false, |e, t| {
             if slot.is_value(&e) {
                 // A value whose event the ring overwrote belongs to none.
-                if let Some(i) = takes_value.take() {
-                    out.events[i].value = Some(e.clock);
+                match takes_value.take() {
+                    Some(i) => {
+                        if out.events[i].region != e.region {
+                            out.stray.1 += 1;
+                        }
+                        out.events[i].value = Some(e.clock);
+                    }
+                    None if after_entry => out.stray.0 += 1,
+                    None => {}
                 }
+                after_entry = true;
                 return true;
             }
+            after_entry = true;
             out.walked += 1;
             takes_value = None;
             match EventKind::from_raw(e.kind) {
@@ -572,6 +587,7 @@ impl<'a> Decoder<'a> {
             events,
             walked,
             unknown,
+            stray,
             base,
             kept,
         } = self.timed_events(&slot, plan);
@@ -589,6 +605,13 @@ impl<'a> Decoder<'a> {
                 warp: id,
                 kind,
                 count,
+            });
+        }
+        if stray != (0, 0) {
+            diagnostics.push(Diagnostic::StrayValue {
+                warp: id,
+                extra: stray.0,
+                other_region: stray.1,
             });
         }
         let open_ps = ps_since(self.origin, meta.init_globaltimer);
@@ -642,118 +665,6 @@ impl<'a> Decoder<'a> {
 /// between an anchor and the events past it.
 const EXTRAPOLATION_SPAN_NS: u64 = 1_000;
 
-/// A flushed warp whose globaltimer span is at least this long and that
-/// recorded events but no time anchor is reported: under load its times
-/// between open and flush may be off by microseconds.
-const LONG_WARP_NS: u64 = 1_000_000;
-
-/// A warp's time points in cycle order, each with the ring position from
-/// which a 2^32-cycle shift found at it applies: the open pair (when the
-/// chain starts there), every usable anchor (paired with the event right
-/// before it), the flush pair (position `u32::MAX`: never shifted). Also
-/// how many in-stream anchors there were.
-///
-/// With `until = Some(n)` the walk stops once `n` usable anchors follow the
-/// first valid event, and the list is a prefix of the whole one (no flush
-/// pair); `None` when the walk reached the end anyway. Checking points is a
-/// left-to-right pass, so the checked prefix is the prefix of the checked
-/// whole, and it places every event up to those anchors the same way.
-fn anchor_points(
-    slot: &Slot<'_>,
-    kept: &Kept,
-    until: Option<u64>,
-) -> (Vec<(u32, TimerPoint)>, u64, bool) {
-    let meta = &slot.meta;
-    let mut points: Vec<(u32, TimerPoint)> = Vec::new();
-    if kept.starts_at_open() {
-        points.push((0, TimerPoint::from(TimerPair::open(meta))));
-    }
-    let mut prev: Option<(u32, i128)> = None;
-    let mut in_stream = 0u64;
-    let mut after_first = None::<u64>;
-    let mut complete = true;
-    slot.walk(kept, |i, e, cycles| {
-        if slot.is_anchor(&e) {
-            // An anchor pairs with the event right before it; one whose
-            // event was overwritten (the oldest kept entry) is unusable.
-            if let Some((j, c)) = prev.filter(|(j, _)| j + 1 == i) {
-                let globaltimer = anchor_globaltimer(meta.init_globaltimer, &e);
-                points.push((
-                    j,
-                    TimerPoint {
-                        clock: c,
-                        globaltimer,
-                    },
-                ));
-                in_stream += 1;
-                if let Some(n) = after_first.as_mut() {
-                    *n += 1;
-                    if until.is_some_and(|u| *n >= u) {
-                        complete = false;
-                        return false;
-                    }
-                }
-            }
-        } else if !slot.is_value(&e) {
-            prev = Some((i, cycles));
-            if after_first.is_none() && EventKind::from_raw(e.kind).is_some() {
-                after_first = Some(0);
-            }
-        }
-        true
-    });
-    if complete && meta.is_flushed() {
-        points.push((u32::MAX, TimerPoint::from(TimerPair::flush(meta))));
-    }
-    (points, in_stream, complete)
-}
-
-/// What checking a warp's points found, as diagnostics.
-fn point_diagnostics(
-    meta: &SlotMeta,
-    check: &calibrate::PointCheck,
-    in_stream: u64,
-    kept: u32,
-) -> Vec<Diagnostic> {
-    let warp = warp_id(meta);
-    let mut diagnostics = Vec::new();
-    if check.rejected > 0 {
-        diagnostics.push(Diagnostic::AnchorsRejected {
-            warp,
-            count: check.rejected,
-        });
-    }
-    if check.wraps > 0 {
-        diagnostics.push(Diagnostic::ClockWrapPlaced {
-            warp,
-            gaps: check.wraps,
-            turns: check.turns,
-        });
-    }
-    let span = meta.final_globaltimer.saturating_sub(meta.init_globaltimer);
-    if meta.is_flushed() && in_stream == 0 && kept > 0 && span >= LONG_WARP_NS {
-        diagnostics.push(Diagnostic::NoAnchors {
-            warp,
-            span_ns: span,
-        });
-    }
-    diagnostics
-}
-
-/// The full `%globaltimer` of an anchor entry: bits 0..31 from its `clock`
-/// field, 32..47 from its `region` field and the rest from the slot's open
-/// time (the anchor is later than the open and less than 2^47 ns after it).
-fn anchor_globaltimer(open_ns: u64, e: &Event) -> u64 {
-    let low = (u64::from(e.region) << 32) | u64::from(e.clock);
-    let high = open_ns & !((1u64 << 48) - 1);
-    let v = high | low;
-    if v < open_ns.saturating_sub(1 << 47) {
-        v.wrapping_add(1 << 48)
-    } else {
-        v
-    }
-}
-
 /// What [`Decoder::timed_events`] read from a ring.
 struct RingEvents {
     /// The valid events, in time order.
@@ -762,6 +673,9 @@ struct RingEvents {
     walked: u32,
     /// The first unknown event type seen, and how many events had one.
     unknown: Option<(u16, u32)>,
+    /// Values after an event that had one, and values of another region
+    /// than their event's.
+    stray: (u32, u32),
     /// The map from cycles to time the events went through.
     base: Option<TimeBase>,
     /// The entries the ring kept.

@@ -675,6 +675,9 @@ fn write_perfetto_launch<W: Write>(
             "gpu_ahead_ns": a.offset_at(origin),
             "uncertainty_ns": a.uncertainty_at(origin),
             "clock_syncs": a.points().len(),
+            "clock_syncs_in_capture": a.repairs().given,
+            "clock_syncs_out_of_order": a.repairs().out_of_order,
+            "clock_syncs_same_gpu_time": a.repairs().same_gpu_time,
         }),
         None => serde_json::json!({ "axis": "globaltimer" }),
     });
