@@ -67,6 +67,23 @@ fn real_build_writes_both_images_and_the_tables() {
         println!("{} {}: {}", src.display(), variant.as_str(), line.trim());
         assert!(msg.contains("registers"), "ptxas -v report missing: {msg}");
     }
+    // The report's lines, as a build script prints them for Cargo.
+    let report = ktrace_build::ptxas_report(&o.nvcc_messages);
+    for variant in ["traced", "untraced"] {
+        let prefix = format!("scale.cu ({variant}): ");
+        assert!(
+            report
+                .iter()
+                .any(|l| l.starts_with(&prefix) && l.contains("Used") && l.contains("registers")),
+            "{report:#?}"
+        );
+        assert!(
+            report
+                .iter()
+                .any(|l| l.starts_with(&prefix) && l.contains("bytes spill stores")),
+            "{report:#?}"
+        );
+    }
     // Unchanged inputs leave outputs untouched: the same build run again.
     let modified = |p: &Path| std::fs::metadata(p).unwrap().modified().unwrap();
     let (before, stamp) = (modified(&o.rust_file), modified(traced));
@@ -114,6 +131,8 @@ fn unknown_region_name_fails_to_compile_naming_it() {
         text.contains("\"not_in_table\" is not in the region table"),
         "{text}"
     );
+    // The fix for a marker in a header outside the kernel sources.
+    assert!(text.contains("Build::scan_dir"), "{text}");
     assert!(
         text.contains("helper.cuh(1)"),
         "nvcc's file and line are shown: {text}"

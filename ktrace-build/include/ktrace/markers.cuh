@@ -45,7 +45,8 @@ class Scope {
   static_assert(var != KTRACE_REGION_UNKNOWN,                                      \
                 "ktrace: region " #name " is not in the region table; "            \
                 "ktrace-build scans the sources given to Build::kernel_dir/kernel "  \
-                "and found no marker with this name")
+                "and found no marker with this name (a marker in a header outside "  \
+                "them: add its directory with Build::scan_dir)")
 
 #define KTRACE_REC_(name, type)                          \
   do {                                                   \
