@@ -44,13 +44,13 @@
 //! `src/main.rs`:
 //!
 //! ```ignore
-//! use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+//! use cudarc::driver::{LaunchConfig, PushKernelArg};
 //! use ktrace_runtime::{TraceConfig, TraceSession};
 //!
 //! ktrace_runtime::include_ktrace!(); // REGIONS and kernels::SAXPY
 //!
 //! fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     let ctx = CudaContext::new(0)?;
+//!     let ctx = ktrace_runtime::open_device(0)?; // a clear error, not a panic, without a driver
 //!     let stream = ctx.default_stream();
 //!     // The traced build of the kernel when KTRACE=1, the untraced one otherwise.
 //!     let module = ktrace_runtime::load_module(&ctx, &kernels::SAXPY)?;
@@ -61,12 +61,13 @@
 //!     let mut y = stream.alloc_zeros::<f32>(n)?;
 //!     let cfg = LaunchConfig::for_num_elems(n as u32);
 //!
-//!     let session = TraceSession::new(&stream, TraceConfig::for_launch(&cfg), REGIONS)?;
+//!     let mut session = TraceSession::new(&stream, TraceConfig::for_launch(&cfg), REGIONS)?;
 //!     let trace = session.arg(); // a null buffer when tracing is off
 //!     let n = n as i32;
 //!     let mut launch = stream.launch_builder(&saxpy);
 //!     launch.arg(&2.0f32).arg(&x).arg(&mut y).arg(&n).arg(&trace);
 //!     unsafe { launch.launch(cfg) }?;
+//!     session.finish_launch()?; // copies the buffer back
 //!     session.finish()?; // trace.json and trace_summary.json
 //!     Ok(())
 //! }
