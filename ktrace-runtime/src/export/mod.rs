@@ -388,14 +388,15 @@ fn steps_of_launch(t: &TimelineLaunch<'_>, origin_ns: u64) -> Result<Vec<(String
         return Ok(Vec::new());
     };
     let (a, b) = (span.begin_ns, span.end_ns);
-    // host = gpu + offset, the offset taken at the launch's start.
-    let offset = axis.offset_at(a);
-    let (ha, hb) = (a as i64 + offset, b as i64 + offset);
+    // host = gpu - offset (the GPU's lead), the offset taken at the
+    // launch's origin, as the Perfetto export places the launch.
+    let offset = axis.offset_at(origin_ns);
+    let (ha, hb) = (a as i64 - offset, b as i64 - offset);
     Ok(t.steps
         .iter()
         .filter(|s| (s.begin_ns as i64) < hb && (s.end_ns as i64) > ha)
         .map(|s| {
-            let ps = |host: u64| (host as i64 - offset - origin_ns as i64) * 1000;
+            let ps = |host: u64| (host as i64 + offset - origin_ns as i64) * 1000;
             (
                 format!("{} {}", s.name, s.index),
                 ps(s.begin_ns),

@@ -215,6 +215,16 @@ mod step_tests {
             .map(|e| e["name"].as_str().unwrap())
             .collect();
         assert_eq!(steps, ["decode 10"]);
+        // The step began at host time BASE_GT - 1000 and the GPU is 1000 ns
+        // ahead of the host: at GPU time BASE_GT, the launch's start (ts 0
+        // within the trace's ns rounding; 2 µs early when the offset's sign
+        // was wrong), for 250 µs.
+        let step = events
+            .iter()
+            .find(|e| e["ph"] == "X" && e["pid"] == 1u64 << 40)
+            .unwrap();
+        let (ts, dur) = (step["ts"].as_f64().unwrap(), step["dur"].as_f64().unwrap());
+        assert!(ts.abs() <= 0.0015 && (dur - 250.0).abs() < 1e-6, "{step}");
         assert!(events
             .iter()
             .any(|e| e["ph"] == "M" && e["args"]["name"] == "Host steps"));
