@@ -61,11 +61,7 @@ struct Step {
 }
 
 fn cfg(grid: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (grid, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    }
+    cfg_threads(grid, 256)
 }
 const MATVEC_GRID: u32 = (N / 128) as u32;
 /// Blocks that split K for each column tile of the matrix-vector product.
@@ -343,13 +339,7 @@ fn ceiling(stream: &Arc<CudaStream>, seconds: f64) -> Result<(), Error> {
         for _ in 0..20 {
             let mut l = stream.launch_builder(&burst);
             l.arg(&n).arg(&mut sink).arg(&arg);
-            unsafe {
-                l.launch(LaunchConfig {
-                    grid_dim: (528, 1, 1),
-                    block_dim: (256, 1, 1),
-                    shared_mem_bytes: 0,
-                })
-            }?;
+            unsafe { l.launch(cfg(528)) }?;
         }
         stream.synchronize()?;
         launches += 20;
@@ -434,23 +424,10 @@ fn check(stream: &Arc<CudaStream>) -> Result<(), Error> {
      -> Result<(), Error> {
         let mut l = s.launch_builder(&bump);
         l.arg(&mut *c);
-        unsafe {
-            l.launch(LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: (32, 1, 1),
-                shared_mem_bytes: 0,
-            })
-        }
-        .map_err(|e| format!("bump: {e:?}"))?;
+        unsafe { l.launch(cfg_threads(1, 32)) }.map_err(|e| format!("bump: {e:?}"))?;
         let mut l = s.launch_builder(&probe);
         l.arg(&*c).arg(&spin).arg(&mut *sink).arg(arg);
-        unsafe {
-            l.launch(LaunchConfig {
-                grid_dim: (8, 1, 1),
-                block_dim: (128, 1, 1),
-                shared_mem_bytes: 0,
-            })
-        }?;
+        unsafe { l.launch(cfg_threads(8, 128)) }?;
         Ok(())
     };
     stream.synchronize()?;
@@ -472,23 +449,7 @@ fn check(stream: &Arc<CudaStream>) -> Result<(), Error> {
     other.synchronize()?;
     let report = session.finish()?;
     let capture = Capture::read(path)?;
-    let mut checked = 0u64;
-    let mut wrong = 0u64;
-    for l in &capture.launches {
-        let origin = l.origin.expect("a site's launch");
-        let b = l.buffer()?;
-        for slot in b.slots().filter(|s| s.meta().is_flushed()) {
-            for i in 0..slot.stored_entries() {
-                let e = slot.entry(i);
-                if slot.kind_of(&e) == ktrace_runtime::format::buffer::EntryKind::Value {
-                    checked += 1;
-                    if e.clock != origin.epoch + 1 {
-                        wrong += 1;
-                    }
-                }
-            }
-        }
-    }
+    let (checked, wrong) = launch_counts_read(&capture)?;
     let grids: std::collections::BTreeSet<(u32, u64)> = capture
         .launches
         .iter()
@@ -508,6 +469,31 @@ fn check(stream: &Arc<CudaStream>) -> Result<(), Error> {
     }
     println!("check: ok");
     Ok(())
+}
+
+/// The `launch_index` values that `launch_probe` recorded in `capture`
+/// (the count its `bump` read), and how many are not their launch's
+/// number + 1: the launch the session grouped the record into is not the
+/// one it ran in.
+fn launch_counts_read(capture: &Capture) -> Result<(u64, u64), Error> {
+    let mut checked = 0u64;
+    let mut wrong = 0u64;
+    for l in &capture.launches {
+        let origin = l.origin.expect("a site's launch");
+        let b = l.buffer()?;
+        for slot in b.slots().filter(|s| s.meta().is_flushed()) {
+            for i in 0..slot.stored_entries() {
+                let e = slot.entry(i);
+                if slot.kind_of(&e) == ktrace_runtime::format::buffer::EntryKind::Value {
+                    checked += 1;
+                    if e.clock != origin.epoch + 1 {
+                        wrong += 1;
+                    }
+                }
+            }
+        }
+    }
+    Ok((checked, wrong))
 }
 
 /// The `triggers` mode (see the module docs).
@@ -556,21 +542,7 @@ fn triggers(stream: &Arc<CudaStream>) -> Result<(), Error> {
         .filter_map(|l| l.origin.map(|o| o.epoch))
         .collect();
     kept.sort_unstable();
-    let mut wrong = 0u64;
-    for l in &capture.launches {
-        let epoch = l.origin.expect("a site's launch").epoch;
-        let b = l.buffer()?;
-        for slot in b.slots().filter(|s| s.meta().is_flushed()) {
-            for i in 0..slot.stored_entries() {
-                let e = slot.entry(i);
-                if slot.kind_of(&e) == ktrace_runtime::format::buffer::EntryKind::Value
-                    && e.clock != epoch + 1
-                {
-                    wrong += 1;
-                }
-            }
-        }
-    }
+    let (_, wrong) = launch_counts_read(&capture)?;
     let expected: Vec<u32> = (51..56).chain(151..156).chain(251..259).collect();
     println!(
         "triggers: {} launches, kept {:?}; {wrong} records of another launch; dropped {}",

@@ -352,6 +352,13 @@ pub struct SlabReport {
     pub extra_grids: u64,
 }
 
+/// Whether the slot whose metadata is `m` was opened by a launch later than
+/// `after` (the launch drained before from the slab that holds it; `None`:
+/// none was), launch numbers wrapping.
+pub fn opened_after(m: &SlotMeta, after: Option<u32>) -> bool {
+    m.is_opened() && after.map_or(true, |a| m.launch.wrapping_sub(a) as i32 > 0)
+}
+
 /// Makes the raw bytes of one drained slab into a launch of a capture:
 /// the launch is the newest stamp among its opened and flushed slots newer
 /// than `after` (the launch drained from this slab before, if any); every
@@ -367,11 +374,7 @@ pub fn slab_launch(
     after: Option<u32>,
 ) -> Result<(Option<LaunchCapture>, SlabReport)> {
     let shape = LaunchShape { launch, ..*shape };
-    let newer = |m: &SlotMeta| {
-        m.is_opened()
-            && m.is_flushed()
-            && after.map_or(true, |a| m.launch.wrapping_sub(a) as i32 > 0)
-    };
+    let newer = |m: &SlotMeta| m.is_flushed() && opened_after(m, after);
     let (epoch, grids) = {
         let view = LaunchBuffer::new(&raw, &shape, crate::format::layout::LAYOUT_VERSION)?;
         let flushed: Vec<SlotMeta> = view

@@ -14,7 +14,9 @@ use cudarc::driver::{result as cu, sys, CudaStream};
 use crate::error::{Error, Result};
 use crate::format::layout::{Site, SlotMeta, META_BYTES};
 use crate::format::shape::LaunchShape;
-use crate::format::site::{complete_kept, drain_plan, gpu_span, slab_launch, SiteRead};
+use crate::format::site::{
+    complete_kept, drain_plan, gpu_span, opened_after, slab_launch, SiteRead,
+};
 
 use super::super::device::driver;
 use super::{Counters, Message, SiteSlot};
@@ -139,18 +141,13 @@ impl Drainer {
             } else {
                 None
             };
-            let from = self.drained_from.get(i).cloned().unwrap_or_default();
+            let from = self.drained_from.get(i).map_or(&[][..], Vec::as_slice);
             let written = |slab: u32| match &heads {
                 None => true,
-                Some(h) => {
-                    let m = &h[slab as usize];
-                    m.is_opened()
-                        && from
-                            .get(slab as usize)
-                            .copied()
-                            .flatten()
-                            .map_or(true, |a| m.launch.wrapping_sub(a) as i32 > 0)
-                }
+                Some(h) => opened_after(
+                    &h[slab as usize],
+                    from.get(slab as usize).copied().flatten(),
+                ),
             };
             let plan = drain_plan(count, v.drained, complete, most, written)?;
             let raws = self.copy_slabs(v, &plan.copy)?;
