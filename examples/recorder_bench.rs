@@ -9,6 +9,8 @@
 //! Designs (rows), all writing the same buffer layout:
 //! - `store`: the default, one 8-byte global store per event
 //!   (`KTRACE_RECORDER_STORE`);
+//! - `storena`: as `store`, built without time anchors (what the
+//!   per-event anchor test costs);
 //! - `ring`: events held in registers, one 256-byte warp store per 32;
 //! - `smem`: `KTRACE_RECORDER_SMEM`, one 8-byte shared-memory store per event, each
 //!   full half of 16 entries copied out with cp.async.bulk; keeps every
@@ -72,8 +74,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64 / 1e6
     };
     // (name, module, per-warp ring capacity)
-    let all_designs: [(&str, KernelModule, u32); 8] = [
+    let all_designs: [(&str, KernelModule, u32); 9] = [
         ("store", kernels::RECORDER_STORE, 4096),
+        ("storena", kernels::RECORDER_STORE_NOANCHOR, 4096),
         ("ring", kernels::RECORDER_RING, 4096),
         ("smem", kernels::RECORDER_SMEM, 4096),
         ("smem32", kernels::RECORDER_SMEM, 32),
@@ -191,6 +194,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     for (recorder, module, cap) in [
         ("store recorder (default)", &kernels::SGEMM_BENCH, 4096),
+        ("store, no anchors", &kernels::SGEMM_BENCH_NOANCHOR, 4096),
         ("shared-memory recorder", &kernels::SGEMM_BENCH_SMEM, 4096),
         ("newest-64 recorder", &kernels::SGEMM_BENCH_NEWEST, 64),
         (

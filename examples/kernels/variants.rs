@@ -102,6 +102,19 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
         "examples/bench/recorder_bench.cuh",
         &[("KTRACE_RECORDER", "2"), ("KTRACE_ANCHOR_CYCLES", "0")],
     ),
+    // Recorder microbenchmark, store recorder without time anchors: what
+    // the per-event anchor test costs the default recorder.
+    (
+        "recorder_store_noanchor",
+        "examples/bench/recorder_bench.cuh",
+        &[("KTRACE_RECORDER", "0"), ("KTRACE_ANCHOR_CYCLES", "0")],
+    ),
+    // The fp32 SGEMM without time anchors, for recorder_bench.
+    (
+        "sgemm_bench_noanchor",
+        "examples/kernels/sgemm_bench.cu",
+        &[("KTRACE_ANCHOR_CYCLES", "0")],
+    ),
     // Recorder microbenchmark, per-event store recorder (the default).
     (
         "recorder_store",
