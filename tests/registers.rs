@@ -5,10 +5,12 @@
 //! - no traced kernel spills (no stack, no local memory);
 //! - the shared-memory recorder (`KTRACE_RECORDER_SMEM`, which a kernel
 //!   opts into) adds 272 bytes of static shared memory per warp of
-//!   `KTRACE_SMEM_WARPS` (8,704 bytes for the default 32) to a block, the
-//!   newest-N recorder (`KTRACE_RECORDER_NEWEST`) 8 bytes per entry and 16
-//!   per warp (528 bytes per warp with 64 entries), the other recorders
-//!   (the default store recorder) none;
+//!   `KTRACE_SMEM_WARPS` to a block, the newest-N recorder
+//!   (`KTRACE_RECORDER_NEWEST`) 8 bytes per entry and 16 per warp (528
+//!   bytes per warp with 64 entries), each rounded up to a multiple of
+//!   1,024 bytes (9,216 bytes for the smem recorder's default 32 warps), so
+//!   that a kernel's dynamic shared memory keeps its 1,024-byte alignment;
+//!   the other recorders (the default store recorder) none;
 //! - on the small kernels the traced build keeps the occupancy of the
 //!   untraced one (blocks per SM from registers, threads and shared memory
 //!   on sm_90), and adds at most a fixed number of registers, with the
@@ -117,10 +119,11 @@ fn build_all_markers(nvcc: &Path, dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 /// The shared memory the traced build of module `module` should add to a
-/// block, and the alignment of its areas: the staging areas when its source
-/// (or, for a variant, its macros) picks a shared-memory recorder
-/// (`KTRACE_SMEM_WARPS` of them, 32 unless it says otherwise), else none.
-fn recorder_smem(module: &str) -> (u64, u64) {
+/// block: the staging areas when its source (or, for a variant, its
+/// macros) picks a shared-memory recorder (`KTRACE_SMEM_WARPS` of them, 32
+/// unless it says otherwise), rounded up to a multiple of 1,024 bytes, else
+/// none.
+fn recorder_smem(module: &str) -> u64 {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let src = if module == "all_markers" {
         root.join("tests/cuda/all_markers.cu")
@@ -129,7 +132,7 @@ fn recorder_smem(module: &str) -> (u64, u64) {
     };
     let variant = KERNEL_VARIANTS.iter().find(|v| v.0 == module);
     let text = match (module.strip_suffix("@newest"), variant) {
-        (Some(_), _) => return (NEWEST_SMALL_WARPS * (64 * 8 + 16), 64 * 8),
+        (Some(_), _) => return (NEWEST_SMALL_WARPS * (64 * 8 + 16)).next_multiple_of(1024),
         (None, Some(_)) => String::new(),
         (None, None) => std::fs::read_to_string(&src).unwrap(),
     };
@@ -144,16 +147,16 @@ fn recorder_smem(module: &str) -> (u64, u64) {
                 .then(|| w.next().unwrap_or("").to_string())
         }),
     };
-    let (per_warp, align) = match define("KTRACE_RECORDER").as_deref() {
-        Some("2") | Some("KTRACE_RECORDER_SMEM") => (SMEM_WARP_BYTES, 128),
+    let per_warp = match define("KTRACE_RECORDER").as_deref() {
+        Some("2") | Some("KTRACE_RECORDER_SMEM") => SMEM_WARP_BYTES,
         Some("3") | Some("KTRACE_RECORDER_NEWEST") => {
             let entries = define("KTRACE_NEWEST_ENTRIES").map_or(64, |w| w.parse::<u64>().unwrap());
-            (entries * 8 + 16, entries * 8)
+            entries * 8 + 16
         }
-        _ => return (0, 0),
+        _ => return 0,
     };
     let warps = define("KTRACE_SMEM_WARPS").map_or(32, |w| w.parse::<u64>().unwrap());
-    (warps * per_warp, align)
+    (warps * per_warp).next_multiple_of(1024)
 }
 
 /// `KTRACE_SMEM_WARPS` of the small kernels' newest-N builds.
@@ -256,18 +259,28 @@ fn registers_and_shared_memory_of_traced_builds() {
             );
             let reserved = if uu.shared == 0 { RESERVED_SMEM } else { 0 };
             let extra_shared = tu.shared - uu.shared - reserved.min(tu.shared - uu.shared);
-            let (expected, align) = recorder_smem(module);
+            let expected = recorder_smem(module);
             if expected == 0 {
                 assert_eq!(tu.shared, uu.shared, "{module} {f}: shared memory added");
             } else {
-                // The staging areas are 128-byte aligned after the kernel's
-                // own static shared memory, the newest-N rings aligned to
-                // their size.
+                // One 1,024-byte-aligned block after the kernel's own
+                // static shared memory (which ends where it ends).
                 assert!(
-                    (expected..expected + align).contains(&extra_shared),
+                    (expected..expected + 1024).contains(&extra_shared),
                     "{module} {f}: the traced build adds {extra_shared} bytes of shared \
                      memory, not {expected}"
                 );
+                // A kernel without static shared memory of its own: its
+                // dynamic shared memory starts where it would untraced,
+                // modulo 1,024.
+                if uu.shared == 0 {
+                    assert_eq!(
+                        extra_shared % 1024,
+                        0,
+                        "{module} {f}: the recorder's {extra_shared} bytes move the dynamic \
+                         shared memory off its 1,024-byte alignment"
+                    );
+                }
             }
             let extra = tu.reg as i64 - uu.reg as i64;
             println!(

@@ -12,7 +12,7 @@ type ExampleVariant = (
 
 const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // The bf16 GEMM of examples/kernels/gemm.cu with the newest-N
-    // shared-memory recorder (12 warps per block: 6,336 bytes of static
+    // shared-memory recorder (12 warps per block: 7,168 bytes of static
     // shared memory beside the kernel's 197,760 dynamic ones), for
     // `gemm --bench`.
     (
@@ -114,6 +114,24 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
         "sgemm_bench_noanchor",
         "examples/kernels/sgemm_bench.cu",
         &[("KTRACE_ANCHOR_CYCLES", "0")],
+    ),
+    // examples/kernels/smem_align.cu with each shared-memory recorder (4
+    // warps per block), for the `smem_align` example.
+    (
+        "smem_align_newest",
+        "examples/kernels/smem_align.cu",
+        &[
+            ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
+            ("KTRACE_SMEM_WARPS", "4"),
+        ],
+    ),
+    (
+        "smem_align_smem",
+        "examples/kernels/smem_align.cu",
+        &[
+            ("KTRACE_RECORDER", "KTRACE_RECORDER_SMEM"),
+            ("KTRACE_SMEM_WARPS", "4"),
+        ],
     ),
     // Recorder microbenchmark, per-event store recorder (the default).
     (

@@ -79,8 +79,9 @@
 #define KTRACE_STAGE_HALF 16
 #define KTRACE_SMEM_WARP_BYTES (2 * KTRACE_STAGE_HALF * 8 + 16)
 // Static shared memory a block of the traced build takes for recording with
-// KTRACE_RECORDER_SMEM: 272 bytes per warp, 8,704 bytes with the default
-// KTRACE_SMEM_WARPS (0 for the untraced build and the other recorders).
+// KTRACE_RECORDER_SMEM: 272 bytes per warp, rounded up to a multiple of
+// 1,024 (KTRACE_SMEM_BYTES below; 0 for the untraced build and the other
+// recorders).
 #ifndef KTRACE_NEWEST_ENTRIES
 // Events each warp keeps with KTRACE_RECORDER_NEWEST: a power of two from
 // 32 to 128 (64: 512 bytes of shared memory per warp). A ring's address must
@@ -122,11 +123,18 @@
 // Shared memory per warp of KTRACE_RECORDER_NEWEST: the ring and 16 bytes
 // of state (where the warp's events go in the global buffer).
 #define KTRACE_NEWEST_WARP_BYTES (KTRACE_NEWEST_ENTRIES * 8 + 16)
+// The shared-memory recorders' static shared memory is one block aligned
+// to 1,024 bytes and rounded up to a multiple of them, so that the
+// kernel's dynamic shared memory, which follows it, keeps the 1,024-byte
+// alignment it has without the recorder.
+#define KTRACE_SMEM_ROUND_(bytes) (((bytes) + 1023u) / 1024u * 1024u)
 #if KTRACE_ON && KTRACE_RECORDER == KTRACE_RECORDER_SMEM
-#define KTRACE_SMEM_BYTES (KTRACE_SMEM_WARPS * KTRACE_SMEM_WARP_BYTES)
+// 272 bytes per warp, rounded up: 9,216 bytes for 32 warps.
+#define KTRACE_SMEM_BYTES KTRACE_SMEM_ROUND_(KTRACE_SMEM_WARPS * KTRACE_SMEM_WARP_BYTES)
 #elif KTRACE_ON && KTRACE_RECORDER == KTRACE_RECORDER_NEWEST
-// 528 bytes per warp with the default 64 entries: 16,896 bytes for 32 warps.
-#define KTRACE_SMEM_BYTES (KTRACE_SMEM_WARPS * KTRACE_NEWEST_WARP_BYTES)
+// 528 bytes per warp with the default 64 entries, rounded up: 17,408 bytes
+// for 32 warps, 7,168 for 12.
+#define KTRACE_SMEM_BYTES KTRACE_SMEM_ROUND_(KTRACE_SMEM_WARPS * KTRACE_NEWEST_WARP_BYTES)
 #else
 #define KTRACE_SMEM_BYTES 0
 #endif

@@ -14,13 +14,21 @@ namespace ktrace {
 
 /// Bytes of one warp's ring.
 #define KTRACE_NEWEST_RING_BYTES (KTRACE_NEWEST_ENTRIES * 8)
-/// The rings of a block's warps, warp w's at entry w * KTRACE_NEWEST_ENTRIES,
-/// each aligned to its size, so that an entry's address is one LOP3 of the
-/// ring's start and the warp's byte count.
-static __shared__ __align__(KTRACE_NEWEST_RING_BYTES) uint2
-    ktrace_newest_ring[KTRACE_SMEM_WARPS * KTRACE_NEWEST_ENTRIES];
-/// Per warp: the slot's address (2 words) and cap - 1, read at the flush.
-static __shared__ __align__(16) uint4 ktrace_newest_state[KTRACE_SMEM_WARPS];
+/// The recorder's shared memory, one block of KTRACE_SMEM_BYTES: the rings of
+/// a block's warps, warp w's at entry w * KTRACE_NEWEST_ENTRIES, each aligned
+/// to its size, so that an entry's address is one LOP3 of the ring's start
+/// and the warp's byte count; then per warp the slot's address (2 words)
+/// and cap - 1, read at the flush. Aligned to 1,024 bytes and a multiple of
+/// them in size, so that it leaves the kernel's dynamic shared memory at the
+/// 1,024-byte alignment it has without the recorder (128-byte-swizzled TMA
+/// and wgmma tiles need it).
+struct __align__(1024) NewestSmem {
+  uint2 ring[KTRACE_SMEM_WARPS * KTRACE_NEWEST_ENTRIES];
+  uint4 state[KTRACE_SMEM_WARPS];
+};
+static_assert(sizeof(NewestSmem) == KTRACE_SMEM_BYTES,
+              "ktrace: KTRACE_SMEM_BYTES is the newest-N recorder's shared memory");
+static __shared__ NewestSmem ktrace_newest_smem;
 
 // The PTX of the newest-N recorder's events, in chunks that record() and
 // record_value() put together. Operands: %0 the bytes recorded, %1 the
@@ -131,7 +139,7 @@ class Context {
     const bool leader = !o.skip && elect_leader();
     write_open(o, leader);
     const uint32_t w = o.warp % KTRACE_SMEM_WARPS;
-    entry_ = static_cast<uint32_t>(__cvta_generic_to_shared(ktrace_newest_ring)) +
+    entry_ = static_cast<uint32_t>(__cvta_generic_to_shared(ktrace_newest_smem.ring)) +
              w * KTRACE_NEWEST_RING_BYTES;
     // An event's address is one LOP3 only while the ring is aligned to its
     // size (see KTRACE_NEWEST_ENTRIES): stop rather than write elsewhere.
@@ -143,7 +151,7 @@ class Context {
     held_ = 0;
     if (!o.skip) {
       // Written by every lane of a traced warp (the same bytes).
-      ktrace_newest_state[w] =
+      ktrace_newest_smem.state[w] =
           make_uint4(static_cast<uint32_t>(o.slot), static_cast<uint32_t>(o.slot >> 32),
                      (1u << arg.cap_log2) - 1u, 0u);
     }
@@ -167,9 +175,9 @@ class Context {
     const uint32_t ring = __shfl_sync(active, entry_, fl.src) & ~(KTRACE_NEWEST_RING_BYTES - 1u);
     const uint64_t held = __shfl_sync(active, held_, fl.src);
     __syncwarp(active);
-    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(ktrace_newest_ring));
+    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(ktrace_newest_smem.ring));
     const uint32_t w = (ring - base) / KTRACE_NEWEST_RING_BYTES;
-    const uint4 st = ktrace_newest_state[w];
+    const uint4 st = ktrace_newest_smem.state[w];
     const uint64_t slot = (static_cast<uint64_t>(st.y) << 32) | st.x;
     const uint64_t events = slot + sizeof(ktrace_slot_meta);
     const uint32_t mask = st.z;
@@ -185,7 +193,7 @@ class Context {
       const uint2 e =
           KTRACE_NEWEST_PIN && i + 1u == count
               ? make_uint2(static_cast<uint32_t>(held), static_cast<uint32_t>(held >> 32))
-              : ktrace_newest_ring[w * KTRACE_NEWEST_ENTRIES + (i & (KTRACE_NEWEST_ENTRIES - 1u))];
+              : ktrace_newest_smem.ring[w * KTRACE_NEWEST_ENTRIES + (i & (KTRACE_NEWEST_ENTRIES - 1u))];
       const uint32_t pos = small_cap ? (i & mask) : j;
       store_event(events + static_cast<uint64_t>(pos) * sizeof(ktrace_event), e.x, e.y, true);
     }

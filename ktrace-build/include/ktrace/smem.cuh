@@ -17,7 +17,7 @@ namespace ktrace {
 /// w * KTRACE_SMEM_WARP_BYTES and holds, in order, half 0 (16 entries),
 /// half 1 (16 entries) and its state {events address (2 words), entries
 /// already handed to global memory, cap - 1}.
-static __shared__ __align__(128) uint4 ktrace_smem_area[KTRACE_SMEM_WARPS * KTRACE_SMEM_WARP_BYTES / 16];
+static __shared__ __align__(1024) uint4 ktrace_smem_area[KTRACE_SMEM_BYTES / 16];
 static_assert(KTRACE_SMEM_WARP_BYTES % 16 == 0, "ktrace: staging areas are 16-byte aligned");
 
 // The rare path of the shared-memory recorder, shared by events and values:

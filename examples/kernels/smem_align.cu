@@ -1,0 +1,23 @@
+// Where a kernel's dynamic shared memory starts, traced and untraced: the
+// first thread of every block writes the shared-window address of its
+// dynamic shared memory to out[block]. Kernels whose tiles are 128-byte
+// swizzled for TMA and wgmma need that address 1,024-byte aligned; the
+// shared-memory recorders' static shared memory, which comes before it,
+// must not move it (`smem_align` example, variants with each recorder).
+//
+// Launch: any grid, block = up to 1024 threads, dynamic shared memory at
+// least blockDim.x bytes.
+#include <ktrace.cuh>
+
+extern "C" __global__ void smem_align(uint32_t* __restrict__ out, ktrace_arg trace) {
+  extern __shared__ __align__(1024) uint8_t smem_align_tiles[];
+  KTRACE_OPEN(trace);
+  KTRACE_B("tile");
+  smem_align_tiles[threadIdx.x] = static_cast<uint8_t>(threadIdx.x);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    out[blockIdx.x] = static_cast<uint32_t>(__cvta_generic_to_shared(smem_align_tiles)) +
+                      smem_align_tiles[blockDim.x - 1] - static_cast<uint8_t>(blockDim.x - 1);
+  }
+  KTRACE_E("tile");
+}
