@@ -57,6 +57,8 @@
 //!
 //! - `NVCC`, `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`: where nvcc is; see
 //!   [Finding nvcc](#finding-nvcc).
+//! - `KTRACE_SETUP_CUDA_DIR`: the `.cuda` folder of `scripts/setup-cuda.sh`
+//!   searched last for nvcc (see [Finding nvcc](#finding-nvcc)).
 //! - `KTRACE_CUDA_ARCH`: comma-separated architectures (`sm_90a,sm_80`),
 //!   replacing those set with [`Build::arch`].
 //! - `KTRACE_NVCC_FLAGS`: extra nvcc flags, split on whitespace, after the
@@ -78,7 +80,12 @@
 //!    site-packages of the `python3` (else `python`) on `PATH` (its
 //!    `purelib`, `site.getsitepackages()` and user site; Python is run only
 //!    when steps 1–4 find nothing). nvcc finds its headers and cicc relative
-//!    to itself, so no variable is needed.
+//!    to itself, so no variable is needed;
+//! 6. the toolkit the ktrace repository's `scripts/setup-cuda.sh` installs:
+//!    `.cuda/13.0/nvidia/cu13/bin/nvcc` in the repository that holds this
+//!    crate (`KTRACE_SETUP_CUDA_DIR` names another `.cuda`), so a crate
+//!    beside a copy of the repository builds without sourcing
+//!    `.cuda/env.sh` first.
 //!
 //! When none exists, the error lists every place looked and the command
 //! that installs the toolkit from PyPI without root:

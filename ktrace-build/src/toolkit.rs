@@ -20,8 +20,9 @@ pub struct NvccSearch {
 /// Looks for nvcc: `NVCC`, then `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`
 /// (`<dir>/bin/nvcc`), then `PATH`, then `/usr/local/cuda/bin/nvcc`, then,
 /// when none of those has one, a toolkit installed from PyPI into the
-/// site-packages of the Python on `PATH` (see "Finding nvcc" in the crate
-/// docs).
+/// site-packages of the Python on `PATH`, then the one the ktrace
+/// repository's `scripts/setup-cuda.sh` installs into its `.cuda/` beside
+/// this crate (see "Finding nvcc" in the crate docs).
 ///
 /// Each variable but `PATH` gets a `cargo:rerun-if-env-changed` line (see
 /// [`env::path`]).
@@ -62,7 +63,21 @@ pub fn find_nvcc() -> NvccSearch {
             Err(note) => search.tried.push(note),
         }
     }
+    if search.found.is_none() {
+        search.consider("ktrace's scripts/setup-cuda.sh", setup_cuda_nvcc());
+    }
     search
+}
+
+/// Where the ktrace repository's `scripts/setup-cuda.sh` puts nvcc: under
+/// `KTRACE_SETUP_CUDA_DIR`, by default the repository's `.cuda/` beside
+/// this crate's folder, in the PyPI layout (nvcc finds its compilers and
+/// headers from its own path, no variable needed).
+fn setup_cuda_nvcc() -> PathBuf {
+    let dir = env::get("KTRACE_SETUP_CUDA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cuda"));
+    dir.join("13.0/nvidia/cu13/bin").join(exe("nvcc"))
 }
 
 impl NvccSearch {

@@ -9,6 +9,9 @@ fn clear_cuda_variables() {
     for v in ["NVCC", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"] {
         std::env::remove_var(v);
     }
+    // The repository's own toolkit, when scripts/setup-cuda.sh installed it,
+    // is searched last: point that search at an empty folder.
+    std::env::set_var("KTRACE_SETUP_CUDA_DIR", "/nonexistent/.cuda");
 }
 
 #[test]
@@ -45,6 +48,7 @@ fn missing_nvcc_lists_where_it_looked() {
         "PATH: no nvcc",
         "default: /usr/local/cuda/bin/nvcc",
         "PyPI: no python3 or python on PATH",
+        "ktrace's scripts/setup-cuda.sh: /nonexistent/.cuda/13.0/nvidia/cu13/bin/nvcc",
         "Set NVCC",
         "python3 -m pip install --target ~/cuda13 \"nvidia-cuda-nvcc==13.0.*\" \
          \"nvidia-cuda-crt==13.0.*\" \"nvidia-nvvm==13.0.*\" \"nvidia-cuda-runtime==13.0.*\" \
@@ -103,9 +107,14 @@ fn pypi_toolkit_is_found_through_python() {
     script(&python, "#!/bin/sh\nexit 3\n");
     let search = ktrace_build::nvcc::find_nvcc();
     assert_eq!(search.found, None);
+    let pypi = &search.tried[search.tried.len() - 2];
+    assert!(
+        pypi.contains("did not list its site-packages: exit status: 3"),
+        "{pypi}"
+    );
     let last = search.tried.last().unwrap();
     assert!(
-        last.contains("did not list its site-packages: exit status: 3"),
+        last.starts_with("ktrace's scripts/setup-cuda.sh: "),
         "{last}"
     );
 }
