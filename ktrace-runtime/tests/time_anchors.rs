@@ -237,3 +237,39 @@ fn first_event_time_from_the_map_prefix_matches_the_whole_decode() {
         );
     }
 }
+
+#[test]
+fn an_overflowed_ring_whose_flush_pair_is_rejected_hangs_from_its_one_anchor() {
+    // 600 marks 1,000 cycles apart at 2 GHz, an anchor every 20,000 cycles,
+    // a ring of 32: the kept entries hold one anchor and hang from the
+    // flush pair, whose globaltimer is then moved 1 ms early, so that the
+    // check rejects it.
+    let mut w = SynthWarp::new(0, 0).anchors(20_000);
+    for i in 1..=600 {
+        w = w.mark(i * 1000, 0);
+    }
+    // Warp 1, the same but healthy, gives the launch its clock rate.
+    let mut w1 = SynthWarp::new(0, 1).anchors(20_000);
+    for i in 1..=600 {
+        w1 = w1.mark(i * 1000, 0);
+    }
+    let mut l = SynthLaunch::all_traced(1, 64, 32).with(w.clone()).with(w1);
+    let gt = u64::from_le_bytes(l.raw[32..40].try_into().unwrap());
+    l.raw[32..40].copy_from_slice(&(gt - 1_000_000).to_le_bytes());
+    let d = with_model(&l, TimeModel::Anchors, 2);
+    let dw = &d.warps[0];
+    let n = dw.events.len() as u64;
+    assert!((29..=31).contains(&n), "{n} events; {:?}", kinds(&d));
+    assert!(kinds(&d).contains(&"anchors_rejected"), "{:?}", kinds(&d));
+    assert_eq!(dw.clock.anchors, 1);
+    // Placed through the anchor at the device's rate: within the 32 ns
+    // steps of the globaltimer the anchor read, not 1 ms off.
+    for (e, i) in dw.events.iter().zip(601 - n..=600) {
+        let truth = (w.init_gt + i * 1000 / 2 - d.origin_globaltimer) as i64 * 1000;
+        assert!(
+            (e.t_ps - truth).abs() < 100_000,
+            "mark {i}: {} vs {truth}",
+            e.t_ps
+        );
+    }
+}

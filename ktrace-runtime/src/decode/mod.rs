@@ -467,8 +467,13 @@ impl<'a> Decoder<'a> {
         let points: Vec<TimerPoint> = points.into_iter().map(|(_, p)| p).collect();
         if points.len() < 2 {
             // One point: the open of a warp that never flushed nor
-            // anchored, placed with the device-wide rate (as in version 1).
+            // anchored, placed with the device-wide rate (as in version 1);
+            // or the one point the check kept of an overflowed ring (an
+            // anchor, when the flush pair it hangs from was rejected).
             let mut base = two_point(diagnostics);
+            if let [p] = points[..] {
+                base.clock = WarpClock::piecewise(self.origin, &[p], plan.ratio, plan.ratio);
+            }
             base.stats.anchors = points.len() as u64;
             return base;
         }
