@@ -773,24 +773,31 @@ fn export_perfetto_puts_every_launch_in_one_file() {
         "{out}"
     );
     assert!(lines[0].contains("out.pftrace") && lines[0].contains("out_summary.json"));
-    assert!(lines[1].contains("out.pftrace") && lines[1].contains("out_launch1_summary.json"));
+    assert!(lines[1].contains("out.pftrace") && lines[1].contains("out_summary.json"));
     let bytes = std::fs::read(&pf).unwrap();
     // A protobuf Trace: every top-level field is packet (1), length-delimited.
     assert_eq!(bytes[0], 0x0a);
     assert!(!d.join("out_launch1.pftrace").exists());
-    // Each summary is the one the Chrome export writes, naming the .pftrace.
+    // One summary file for the trace, listing each launch's summary: the
+    // one the Chrome export writes, naming the .pftrace.
+    assert!(!d.join("out_launch1_summary.json").exists());
     let chrome = d.join("c.json");
     assert!(ktrace(&["export", s(&cap), "-o", s(&chrome)])
         .status
         .success());
-    for (p, c) in [
-        ("out_summary.json", "c_summary.json"),
-        ("out_launch1_summary.json", "c_launch1_summary.json"),
-    ] {
-        let read = |f: &str| -> serde_json::Value {
-            serde_json::from_str(&std::fs::read_to_string(d.join(f)).unwrap()).unwrap()
-        };
-        let (mut a, mut b) = (read(p), read(c));
+    let read = |f: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join(f)).unwrap()).unwrap()
+    };
+    let all = read("out_summary.json");
+    assert!(all["trace"].as_str().unwrap().ends_with("out.pftrace"));
+    let launches = all["launches"].as_array().unwrap();
+    assert_eq!(launches.len(), 2);
+    for (a, c) in launches
+        .iter()
+        .zip(["c_summary.json", "c_launch1_summary.json"])
+    {
+        let p = c;
+        let (mut a, mut b) = (a.clone(), read(c));
         assert!(a["trace"].as_str().unwrap().ends_with("out.pftrace"));
         a["trace"] = serde_json::Value::Null;
         b["trace"] = serde_json::Value::Null;
@@ -874,7 +881,12 @@ fn merge_puts_two_gpus_on_the_host_axis_and_refuses_what_cannot_be_placed() {
         "{stdout}"
     );
     assert!(std::fs::metadata(&out).unwrap().len() > 100_000);
-    assert!(d.join("two_part69_summary.json").exists());
+    // One summary for the merged trace, not one per launch.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("two_summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["launches"].as_array().unwrap().len(), 70);
+    assert!(!d.join("two_part69_summary.json").exists());
     // A capture without clock syncs from another GPU cannot join them.
     let bare = d.join("bare.ktrace");
     sample_capture().save(&bare).unwrap();

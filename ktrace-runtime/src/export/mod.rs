@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::fill::{ring_fill, RingFill};
 use crate::format::capture::{DeviceInfo, LaunchCapture};
 use crate::format::regions::Regions;
-use crate::output::{launch_trace_path, summary_path, write_atomic, write_atomic_with};
+use crate::output::{summary_path, write_atomic, write_atomic_with};
 use crate::timeline::HostAxis;
 use chrome::{ChromeOptions, ChromeWriter};
 use collect::LaunchCollector;
@@ -476,21 +476,16 @@ fn perfetto_stem(path: &Path) -> Option<String> {
         .find_map(|ext| s.strip_suffix(ext).map(str::to_owned))
 }
 
-/// The summary of launch `launch` in the Perfetto trace `trace`: the name
-/// the Chrome export would give it for the same name ending in `.json`
-/// instead (`out_summary.json` for launch 0 or a trace of one launch,
-/// `out_launch3_summary.json` for launch 3 of `out.pftrace`).
-pub fn perfetto_summary_path(trace: &Path, launch: u32, only_launch: bool) -> PathBuf {
+/// The summary file of the Perfetto trace `trace`: the name the Chrome
+/// export gives launch 0's for the same name ending in `.json` instead
+/// (`out_summary.json` for `out.pftrace`). It holds every launch of the
+/// trace (see [`export_perfetto`]).
+pub fn perfetto_summary_path(trace: &Path) -> PathBuf {
     let s = trace.as_os_str().to_string_lossy();
-    let json = PathBuf::from(format!(
+    summary_path(&PathBuf::from(format!(
         "{}.json",
         perfetto_stem(trace).unwrap_or_else(|| s.into_owned())
-    ));
-    if only_launch {
-        summary_path(&json)
-    } else {
-        summary_path(&launch_trace_path(&json, launch))
-    }
+    )))
 }
 
 /// One launch of a Perfetto timeline, with what places it there.
@@ -540,11 +535,11 @@ impl<'a> TimelineLaunch<'a> {
 
 /// Decodes `launches` (of one capture or several) and writes them all into
 /// one Perfetto trace at `trace_path` (see [`perfetto`]), one warp at a
-/// time, through `opts.filter` if set, and each launch's summary beside it
-/// ([`perfetto_summary_path`]: one file per launch, each as
-/// [`export_launch`] writes it, naming the `.pftrace` as its trace; when
-/// launch numbers repeat (several captures), `NAME_partK_summary.json` for
-/// the K-th launch of the file, from 0).
+/// time, through `opts.filter` if set, and one summary file beside it
+/// (`NAME_summary.json`): a single launch's summary as [`export_launch`]
+/// writes it, naming the `.pftrace` as its trace, or for several launches
+/// `{"trace": ..., "launches": [...]}` with each launch's summary in the
+/// trace's order.
 ///
 /// Each launch goes on the axis its [`TimelineLaunch::host_axis`] gives,
 /// with the offset interpolated at the launch's origin (the drift within
@@ -598,20 +593,24 @@ pub fn export_perfetto(
         pw.finish().map_err(io)?;
         Ok(out)
     })?;
-    let mut numbers: Vec<u32> = decoders.iter().map(|d| d.shape().launch).collect();
-    numbers.sort_unstable();
-    let repeated = numbers.windows(2).any(|w| w[0] == w[1]);
+    // One summary file beside the trace: the launch's own, or, for several
+    // launches, {"trace", "launches": [each launch's summary, in order]}.
+    let summary_path = perfetto_summary_path(trace_path);
+    write_atomic(&summary_path, |w| {
+        let json = match &written[..] {
+            [one] => serde_json::to_value(&one.summary),
+            all => serde_json::to_value(PerfettoSummaries {
+                trace: trace_path.display().to_string(),
+                launches: all.iter().map(|l| &l.summary).collect(),
+            }),
+        }
+        .map_err(io::Error::other)?;
+        serde_json::to_writer_pretty(&mut *w, &json).map_err(io::Error::other)?;
+        w.write_all(b"\n")
+    })?;
     let mut reports = Vec::with_capacity(launches.len());
-    for (k, ((written, dec), fill)) in written.into_iter().zip(&decoders).zip(fills).enumerate() {
-        let summary_path = if repeated {
-            perfetto_part_summary_path(trace_path, k)
-        } else {
-            perfetto_summary_path(trace_path, dec.shape().launch, launches.len() == 1)
-        };
-        write_atomic(&summary_path, |w| {
-            serde_json::to_writer_pretty(&mut *w, &written.summary).map_err(io::Error::other)?;
-            w.write_all(b"\n")
-        })?;
+    for ((written, dec), fill) in written.into_iter().zip(&decoders).zip(fills) {
+        let summary_path = summary_path.clone();
         reports.push(ExportReport {
             trace_path: trace_path.to_path_buf(),
             summary_path,
@@ -690,17 +689,13 @@ fn write_perfetto_launch<W: Write>(
     })
 }
 
-/// The summary of the `k`-th launch (from 0) of the Perfetto trace `trace`
-/// when launch numbers repeat in it (several captures):
-/// `NAME_partK_summary.json`, named by its place in the file.
-fn perfetto_part_summary_path(trace: &Path, k: usize) -> PathBuf {
-    perfetto_summary_path(trace, k as u32, false).with_file_name(format!(
-        "{}_part{k}_summary.json",
-        perfetto_stem(trace)
-            .map(PathBuf::from)
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_default()
-    ))
+/// The summary file of a Perfetto trace of several launches.
+#[derive(serde::Serialize)]
+struct PerfettoSummaries<'a> {
+    /// The trace the launches are in.
+    trace: String,
+    /// Each launch's summary, in the trace's order.
+    launches: Vec<&'a Summary>,
 }
 
 #[cfg(test)]
