@@ -190,11 +190,7 @@ fn main() -> Result<(), Error> {
     if mode == "triggers" {
         return triggers(&stream);
     }
-    let module = if std::env::var_os("KTRACE_SERVING_RELAXED").is_some() {
-        &kernels::SERVING_RELAXED
-    } else {
-        &kernels::SERVING
-    };
+    let module = &kernels::SERVING;
     let mut step = Step::new(&stream, module, mode != "untraced")?;
     let capture =
         std::env::var("KTRACE_CAPTURE").unwrap_or_else(|_| format!("serving_{mode}.ktrace"));

@@ -133,11 +133,6 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
             ("KTRACE_SMEM_WARPS", "4"),
         ],
     ),
-    (
-        "serving_relaxed",
-        "examples/kernels/serving.cu",
-        &[("KTRACE_EXPERIMENT_RELAXED_FLUSH", "1")],
-    ),
     // Recorder microbenchmark, per-event store recorder (the default).
     (
         "recorder_store",

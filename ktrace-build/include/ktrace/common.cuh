@@ -363,15 +363,10 @@ __device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool 
 /// slot stores (release), and does not wait for it. The argument is read
 /// from the kernel's parameters: the site costs no register across the
 /// kernel.
-#if KTRACE_EXPERIMENT_RELAXED_FLUSH
-#define KTRACE_FLUSH_RED_ "red.relaxed.gpu.global.add.u32"
-#else
-#define KTRACE_FLUSH_RED_ "red.release.gpu.global.add.u32"
-#endif
 #define KTRACE_CLOSE_SITE_(arg, leader)                                                       \
   do {                                                                                        \
     if (((arg).launch & KTRACE_ARG_SITE) && (leader))                                         \
-      asm volatile(KTRACE_FLUSH_RED_ " [%0], 1;" ::"l"(                           \
+      asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(                           \
                        (arg).buffer + offsetof(ktrace_site, flushed))                         \
                    : "memory");                                                               \
   } while (0)
