@@ -94,8 +94,11 @@
 // 1: KTRACE_RECORDER_NEWEST keeps an event's entry and its address in
 // registers of their own until the next event (3 more registers across the
 // kernel), so that the user's code after an event never waits for the
-// shared store to have read them. 0 (the default): temporaries; on the
-// H200 microbenchmark both cost the same (docs/lab/performance-notes.md).
+// shared store to have read them. 0 (the default): temporaries. On the
+// H200 microbenchmark both cost the same with the build of 2026-12-01; with
+// layout version 4 the pinned build is 0.5-1.1 ns an event faster at one
+// block per SM (docs/lab/performance-notes.md), not yet measured on real
+// kernels.
 #define KTRACE_NEWEST_PIN 0
 #endif
 #ifndef KTRACE_NEWEST_BRANCH
