@@ -10,7 +10,7 @@ if [ "${1:-}" = "--stage" ]; then
   cd "$root"
   cargo build --release --examples -p ktrace-examples && cargo build --release -p ktrace-cli || exit 1
   mkdir -p .device/bin
-  for e in spin dvfs block_sum gemm warp_specialized big_grid cc_launcher recorder_bench faults two_gpus values; do
+  for e in spin dvfs block_sum gemm warp_specialized big_grid cc_launcher recorder_bench faults two_gpus values smem_align; do
     cp "target/release/examples/$e" .device/bin/
   done
   cp target/release/ktrace .device/bin/
@@ -31,6 +31,7 @@ step() { echo; echo "=== $*"; }
     step "$e traced"; KTRACE=1 "$BIN/$e"; echo "exit $?"
   done
   step "values with every recorder"; "$BIN/values"; echo "exit $?"
+  step "smem_align"; KTRACE=1 "$BIN/smem_align"; echo "exit $?"
   step "dvfs under load"; KTRACE=1 "$BIN/dvfs"; echo "exit $?"
   step "dvfs quiet"; KTRACE=1 KTRACE_CAPTURE=dvfs_quiet.ktrace "$BIN/dvfs" --quiet; echo "exit $?"
   step "gemm untraced 8192^3"; "$BIN/gemm"; echo "exit $?"
