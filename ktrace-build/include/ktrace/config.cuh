@@ -97,8 +97,8 @@
 // shared store to have read them. 0 (the default): temporaries. On the
 // H200 microbenchmark both cost the same with the build of 2026-12-01; with
 // layout version 4 the pinned build is 0.5-1.1 ns an event faster at one
-// block per SM (docs/lab/performance-notes.md), not yet measured on real
-// kernels.
+// block per SM, but 1.6 points dearer on a third-party SGEMM and no
+// better on a third-party Hopper GEMM (docs/lab/performance-notes.md).
 #define KTRACE_NEWEST_PIN 0
 #endif
 #ifndef KTRACE_NEWEST_BRANCH
