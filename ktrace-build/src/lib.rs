@@ -421,7 +421,7 @@ impl Build {
         let out = execute::execute(plan, toolchain.as_ref(), cargo)?;
         if cargo && self.ptxas_verbose {
             // Cargo shows a build script's output only for warnings.
-            for line in ptxas_report(&out.nvcc_messages) {
+            for line in ptxas_report(&out) {
                 println!("cargo:warning={line}");
             }
         }
@@ -560,14 +560,26 @@ impl Build {
 }
 
 /// The register, spill and shared-memory lines of ptxas's report (`-Xptxas
-/// -v`) in nvcc's messages, each prefixed with its source's file name and
-/// variant: `saxpy.cu (traced): ptxas info    : Used 28 registers, ...`.
-pub fn ptxas_report(messages: &[(PathBuf, Variant, String)]) -> Vec<String> {
+/// -v`) in an output's nvcc messages, with the function each line is
+/// about (`Compiling entry function`, `Function properties for`), each
+/// prefixed with its source's file name and variant: `saxpy.cu (traced):
+/// ptxas info    : Used 28 registers, ...`. A [`Build::variant`]'s lines
+/// name its module too: `gemm.cu as gemm_newest (traced): ...`.
+pub fn ptxas_report(out: &Output) -> Vec<String> {
     let mut lines = Vec::new();
-    for (source, variant, text) in messages {
-        let name = source.file_name().unwrap_or_default().to_string_lossy();
+    // Two messages per module, traced then untraced, in module order.
+    let modules = out.modules.iter().flat_map(|m| [&m.0, &m.0]);
+    for ((source, variant, text), module) in out.nvcc_messages.iter().zip(modules) {
+        let file = source.file_name().unwrap_or_default().to_string_lossy();
+        let stem = source.file_stem().unwrap_or_default().to_string_lossy();
+        let name = if *module == stem {
+            file.into_owned()
+        } else {
+            format!("{file} as {module}")
+        };
         for line in text.lines().filter(|l| {
             l.contains("Compiling entry function")
+                || l.contains("Function properties for")
                 || l.contains("ptxas info    : Used ")
                 || l.contains("bytes stack frame")
         }) {

@@ -40,6 +40,12 @@ fn real_build_writes_both_images_and_the_tables() {
         .nvcc(&nvcc)
         .out_dir(tmp.path().join("out"))
         .ptxas_verbose(true);
+    // The same source again with the newest-N recorder: its report lines
+    // name the variant's module.
+    build
+        .variant("scale_newest", kdir.join("scale.cu"))
+        .define("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST")
+        .define("KTRACE_SMEM_WARPS", "4");
     let o = build.try_compile().unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<_> = o
         .regions
@@ -68,9 +74,14 @@ fn real_build_writes_both_images_and_the_tables() {
         assert!(msg.contains("registers"), "ptxas -v report missing: {msg}");
     }
     // The report's lines, as a build script prints them for Cargo.
-    let report = ktrace_build::ptxas_report(&o.nvcc_messages);
-    for variant in ["traced", "untraced"] {
-        let prefix = format!("scale.cu ({variant}): ");
+    let report = ktrace_build::ptxas_report(&o);
+    for (variant, source) in [
+        ("traced", "scale.cu"),
+        ("untraced", "scale.cu"),
+        ("traced", "scale.cu as scale_newest"),
+        ("untraced", "scale.cu as scale_newest"),
+    ] {
+        let prefix = format!("{source} ({variant}): ");
         assert!(
             report
                 .iter()
