@@ -16,6 +16,8 @@ extern "C" __global__ void smem_align(uint32_t* __restrict__ out, ktrace_arg tra
   smem_align_tiles[threadIdx.x] = static_cast<uint8_t>(threadIdx.x);
   __syncthreads();
   if (threadIdx.x == 0) {
+    // The address, plus a value read back from the tiles that cancels out,
+    // so the tiles' store and the barrier stay in the kernel.
     out[blockIdx.x] = static_cast<uint32_t>(__cvta_generic_to_shared(smem_align_tiles)) +
                       smem_align_tiles[blockDim.x - 1] - static_cast<uint8_t>(blockDim.x - 1);
   }

@@ -77,7 +77,8 @@ fn setup_cuda_nvcc() -> PathBuf {
     let dir = env::get("KTRACE_SETUP_CUDA_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cuda"));
-    dir.join("13.0/nvidia/cu13/bin").join(exe("nvcc"))
+    // The script installs the PyPI packages with `pip --target .cuda/13.0`.
+    pypi::nvcc_in(&dir.join("13.0"))
 }
 
 impl NvccSearch {

@@ -796,7 +796,6 @@ fn export_perfetto_puts_every_launch_in_one_file() {
         .iter()
         .zip(["c_summary.json", "c_launch1_summary.json"])
     {
-        let p = c;
         let (mut a, mut b) = (a.clone(), read(c));
         assert!(a["trace"].as_str().unwrap().ends_with("out.pftrace"));
         a["trace"] = serde_json::Value::Null;
@@ -805,7 +804,7 @@ fn export_perfetto_puts_every_launch_in_one_file() {
         // stays on the GPU's own clock.
         let placement = a.as_object_mut().unwrap().remove("placement");
         assert_eq!(placement, Some(serde_json::json!({"axis": "globaltimer"})));
-        assert_eq!(a, b, "{p}");
+        assert_eq!(a, b, "{c}");
     }
     // --launch: one launch, summary without the launch suffix; --format
     // picks the format whatever the name (but must agree with a known one).
