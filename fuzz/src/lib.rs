@@ -312,6 +312,8 @@ pub fn capture_parse(data: &[u8]) {
             ktrace_runtime::format::capture::stored_part(&l.buffer().expect("a written capture"));
     }
     assert_eq!(again, stored, "capture changed in a write/read round trip");
+    // PC samples gather into stall tables whatever they hold.
+    let _ = ktrace_runtime::analysis::stalls::stall_tables(&cap.stalls, &cap.regions, None);
     for (a, b) in cap.launches.iter().zip(&again.launches) {
         let d = ExportOptions::default().decode_for(&cap.device);
         assert_eq!(
@@ -614,8 +616,8 @@ fn length_lie_seeds(out: &mut Vec<Seed>, sample: &Capture, bytes: &[u8]) -> usiz
 }
 
 /// A capture with what format version 3 adds: launches of this build's
-/// layout version with their origins, host steps, and sites (one of them
-/// twice: the later record replaces the earlier).
+/// layout version with their origins, host steps, sites (one of them
+/// twice: the later record replaces the earlier) and PC samples.
 fn v3_capture() -> Capture {
     use ktrace_runtime::format::capture::{HostStep, LaunchOrigin, SiteRecord};
     let mut launch = sampled_launch();
@@ -654,7 +656,30 @@ fn v3_capture() -> Capture {
                 ..site
             },
         ],
+        stalls: vec![stall_samples()],
         stream_end: None,
+    }
+}
+
+/// PC samples of launch 0: one instruction in a region, one not placed.
+fn stall_samples() -> ktrace_runtime::format::stalls::StallSamples {
+    use ktrace_runtime::format::pc_map::PcMap;
+    use ktrace_runtime::format::stalls::{PcSample, StallSamples};
+    let map = PcMap::parse(
+        "ktrace-pcmap 1\nfile 0 /k/decode.cu\nfunction decode_step\n0010 1 u 0:9 LDG.E\n",
+    )
+    .unwrap_or_default();
+    StallSamples {
+        launch: 0,
+        kernel: "decode_step".into(),
+        period_log2: 10,
+        reasons: vec!["long_scoreboard".into(), "barrier".into()],
+        total_samples: 9,
+        pcs: vec![
+            PcSample::placed("decode_step", 0x20, vec![(1, 4)], &map),
+            PcSample::placed("decode_step", 0x40, vec![(0, 5)], &map),
+        ],
+        ..Default::default()
     }
 }
 

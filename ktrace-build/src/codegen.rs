@@ -35,6 +35,10 @@ pub struct ModuleEntry {
     pub traced_path: String,
     /// Path of the untraced image, as a Rust string literal (quoted).
     pub untraced_path: String,
+    /// Path of the traced image's instruction → region map, quoted.
+    pub traced_map_path: String,
+    /// Path of the untraced image's instruction → region map, quoted.
+    pub untraced_map_path: String,
 }
 
 #[derive(Serialize)]

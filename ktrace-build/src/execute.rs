@@ -4,16 +4,19 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::manifest::{self, Freshness, Manifest};
+use crate::maps;
 use crate::nvcc::{self, NvccFailure, Toolchain};
+use crate::pc_map::RegionSpan;
 use crate::plan::{Job, Plan};
 use crate::{depfile, io, launcher, parallel, write_if_changed, Error, Output, Variant};
 
 /// Writes the headers, runs nvcc where an image is out of date, installs
-/// the images, writes the Rust file and builds the launcher library.
+/// the images, writes their instruction → region maps (from `spans`), writes the Rust file and builds the launcher library.
 /// `toolchain` is set when the plan needs nvcc.
 pub(crate) fn execute(
     plan: Plan,
     toolchain: Option<&Toolchain>,
+    spans: &[RegionSpan],
     cargo: bool,
 ) -> Result<Output, Error> {
     for d in [&plan.include_dir, &plan.image_dir] {
@@ -30,6 +33,10 @@ pub(crate) fn execute(
         Some(t) if !plan.jobs.is_empty() => build_kernels(t, &plan.jobs, &plan.include_dir, cargo)?,
         _ => Kernels::default(),
     };
+    if let (Some(t), false) = (toolchain, plan.jobs.is_empty()) {
+        let images: Vec<PathBuf> = plan.jobs.iter().map(|j| j.image.clone()).collect();
+        maps::write_maps(&images, &t.nvcc, &plan.include_dir, spans, cargo)?;
+    }
     let (rust_file, rust) = plan.rust_file;
     write_if_changed(&rust_file, rust.as_bytes())?;
     if let (Some(t), Some(launchers)) = (toolchain, &plan.launchers) {

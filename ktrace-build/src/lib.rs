@@ -144,8 +144,10 @@ mod execute;
 mod kernel_variant;
 mod launcher;
 mod manifest;
+mod maps;
 pub mod nvcc;
 mod parallel;
+pub mod pc_map;
 mod plan;
 mod pypi;
 pub mod regions;
@@ -418,7 +420,8 @@ impl Build {
         let sources = self.collect_sources(cargo)?;
         let plan = self.plan(&out_dir, &sources)?;
         let toolchain = self.toolchain(&plan)?;
-        let out = execute::execute(plan, toolchain.as_ref(), cargo)?;
+        let spans = maps::spans(&sources.scanned, &plan.table);
+        let out = execute::execute(plan, toolchain.as_ref(), &spans, cargo)?;
         if cargo && self.ptxas_verbose {
             // Cargo shows a build script's output only for warnings.
             for line in ptxas_report(&out) {

@@ -26,8 +26,18 @@ pub const DEFAULT_ARCH: &str = "sm_90";
 /// `-std=c++17` for the compile-time region lookup; `-O3` for the device
 /// code; `-DNDEBUG` because device asserts change the code (and make ptxas
 /// serialise wgmma); `--expt-relaxed-constexpr` so constexpr host helpers
-/// (CUTLASS, CuTe, the region table) can be used in device code.
-pub const BASE_FLAGS: &[&str] = &["-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr"];
+/// (CUTLASS, CuTe, the region table) can be used in device code;
+/// `-lineinfo` so that every instruction carries its source line (and the
+/// lines it was inlined at), from which the build maps each instruction to
+/// the regions around it (the stall attribution). Line information does not
+/// change the code: `tests/zero_cost.rs` compares SASS built with it.
+pub const BASE_FLAGS: &[&str] = &[
+    "-std=c++17",
+    "-O3",
+    "-DNDEBUG",
+    "--expt-relaxed-constexpr",
+    "-lineinfo",
+];
 
 /// Variables nvcc reads that change what it builds; their values count as
 /// part of the command line when deciding whether an image is up to date.

@@ -14,6 +14,7 @@ use crate::codegen::{self, ModuleEntry};
 use crate::kernel_variant::KernelVariant;
 use crate::launcher::Launchers;
 use crate::nvcc::{Arch, NvccJob, Variant};
+use crate::pc_map::map_path;
 use crate::regions::RegionTable;
 use crate::scan::SourceFile;
 use crate::{Error, DEVICE_HEADERS};
@@ -180,6 +181,8 @@ impl Module {
                 archs: arch_list.to_string(),
                 traced_path: format!("{:?}", traced.display().to_string()),
                 untraced_path: format!("{:?}", untraced.display().to_string()),
+                traced_map_path: format!("{:?}", map_path(&traced).display().to_string()),
+                untraced_map_path: format!("{:?}", map_path(&untraced).display().to_string()),
             },
             traced,
             untraced,

@@ -74,11 +74,23 @@ pub fn find_nvcc() -> NvccSearch {
 /// this crate's folder, in the PyPI layout (nvcc finds its compilers and
 /// headers from its own path, no variable needed).
 fn setup_cuda_nvcc() -> PathBuf {
-    let dir = env::get("KTRACE_SETUP_CUDA_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cuda"));
     // The script installs the PyPI packages with `pip --target .cuda/13.0`.
-    pypi::nvcc_in(&dir.join("13.0"))
+    pypi::nvcc_in(&setup_cuda_dir().join("13.0"))
+}
+
+/// `KTRACE_SETUP_CUDA_DIR`, by default the repository's `.cuda/`.
+fn setup_cuda_dir() -> PathBuf {
+    env::get("KTRACE_SETUP_CUDA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cuda"))
+}
+
+/// Where `scripts/setup-cuda.sh` puts the tools it installs beside nvcc
+/// (`nvdisasm`, `cuobjdump`): `.cuda/tools`, in the PyPI layout.
+pub(crate) fn setup_cuda_tool(name: &str) -> PathBuf {
+    setup_cuda_dir()
+        .join("tools/nvidia/cu13/bin")
+        .join(crate::executable::exe(name))
 }
 
 impl NvccSearch {

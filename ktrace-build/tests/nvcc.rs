@@ -197,7 +197,7 @@ fn command_lines_with_a_fake_nvcc() {
     let lines: Vec<&str> = lines.lines().collect();
     assert_eq!(lines.len(), 4, "two modules, two variants: {lines:?}");
     for l in &lines {
-        assert!(l.starts_with("-fatbin -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,code=sm_80 -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr"), "{l}");
+        assert!(l.starts_with("-fatbin -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,code=sm_80 -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -lineinfo"), "{l}");
         assert!(l.contains("-DTILE=128 -lineinfo -MD -MF "), "{l}");
         assert!(l.contains(".fatbin.d -o "), "{l}");
         assert!(l.contains("/ktrace/include"), "{l}");

@@ -101,6 +101,37 @@ pub enum Command {
     /// defines every figure and the JSON that --json writes.
     #[command(verbatim_doc_comment)]
     Analyze(AnalyzeArgs),
+    /// Why each region is slow: the PC samples of a run with
+    /// KTRACE_STALLS=1, per region.
+    ///
+    /// For each kernel sampled: per region its samples, their share of the
+    /// kernel's (a sample counts towards every region around its
+    /// instruction, so nested regions overlap), its top stall reasons and
+    /// its hottest instructions; then the samples outside every region, on
+    /// ktrace's own marker instructions (a traced build's cost) and on
+    /// instructions without line information. docs/stalls.md says how
+    /// instructions are placed in regions and where that is approximate.
+    #[command(verbatim_doc_comment)]
+    Stalls(StallsArgs),
+}
+
+/// The arguments of `ktrace stalls`.
+#[derive(Args, Debug)]
+pub struct StallsArgs {
+    /// The capture file (.ktrace).
+    pub capture: PathBuf,
+    /// Only regions matching PATTERN (a name, or a glob with *).
+    #[arg(long, value_name = "PATTERN")]
+    pub region: Option<String>,
+    /// Only kernels matching PATTERN; repeat for more.
+    #[arg(long = "kernels", value_name = "PATTERN")]
+    pub kernels: Vec<String>,
+    /// Write the tables as JSON (schema ktrace.stalls/1).
+    #[arg(long)]
+    pub json: bool,
+    /// Write to this file instead of standard output.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
 }
 
 /// The arguments of `ktrace export`.

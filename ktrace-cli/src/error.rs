@@ -12,6 +12,21 @@ pub enum CliError {
     /// Reading, decoding or writing failed.
     #[error(transparent)]
     Runtime(#[from] ktrace_runtime::Error),
+    /// `ktrace stalls` on a capture without PC samples (of the kernels
+    /// asked for).
+    #[error(
+        "{path}: no PC samples{}; sample a run with KTRACE_STALLS=1 (the capture holds {launches} \
+         traced launch(es))",
+        if sampled.is_empty() { String::new() } else { format!(" of those kernels (sampled: {})", sampled.join(", ")) }
+    )]
+    NoStalls {
+        /// The capture file.
+        path: PathBuf,
+        /// Its traced launches.
+        launches: usize,
+        /// The kernels it holds samples of.
+        sampled: Vec<String>,
+    },
     /// The capture file holds no launch to read.
     #[error("{path}: the capture holds no launch")]
     NoLaunch {

@@ -82,5 +82,6 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Launches(args) => commands::launches::run(args),
         Command::Diff(args) => commands::diff::run(args),
         Command::Analyze(args) => commands::analyze::run(args),
+        Command::Stalls(args) => commands::stalls::run(args),
     }
 }

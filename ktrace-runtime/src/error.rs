@@ -30,6 +30,12 @@ pub enum Error {
     #[error("{0}")]
     Config(String),
 
+    /// CUPTI's PC sampling could not be used: the library is missing, or
+    /// profiling is not permitted, or a call failed (the message says which
+    /// and what was searched). Tracing does not need it.
+    #[error("PC sampling: {0}")]
+    Cupti(String),
+
     /// An environment variable holds a value that is none of its forms.
     #[error("{var}={value:?}: {problem}; accepted: {accepted}")]
     Env {
@@ -230,6 +236,16 @@ pub enum ValueError {
     /// What follows the comma of `stride:N,max:M` is not `max:M`.
     #[error("{0:?} after the comma is not `max:M`")]
     NotMax(String),
+    /// A number outside its range.
+    #[error("{value} is not from {first} to {last}")]
+    NotIn {
+        /// The number.
+        value: u32,
+        /// The first allowed.
+        first: u32,
+        /// The last allowed.
+        last: u32,
+    },
     /// A budget of 0 MiB.
     #[error("0 MiB holds no trace; unset KTRACE to trace nothing")]
     NoBudget,

@@ -43,6 +43,18 @@ pub const BUDGET_FORMS: &str = "a whole number of MiB, at least 1 (e.g. 1024)";
 pub const LAUNCHES_FORMS: &str =
     "`all`, or launch indices and ranges of them (e.g. `3`, `0-2`, `0,5`)";
 
+/// `KTRACE_STALLS`: sample the launches' PCs with CUPTI (stall reasons per
+/// region).
+pub const ENV_STALLS: &str = "KTRACE_STALLS";
+/// Forms of `KTRACE_STALLS`.
+pub const STALLS_FORMS: &str =
+    "0 (off), 1 (one sample every 2^10 cycles per SM), or period:N with N from 5 to 31 \
+     (every 2^N cycles)";
+/// `KTRACE_CUPTI`: the CUPTI library to load, when it is not found.
+pub const ENV_CUPTI: &str = "KTRACE_CUPTI";
+/// The sampling period of `KTRACE_STALLS=1`, as a power of two of cycles.
+pub const DEFAULT_STALL_PERIOD_LOG2: u32 = 10;
+
 /// Reads environment variable `name`. Every variable this crate reads goes
 /// through here.
 pub(crate) fn var(name: &str) -> Option<OsString> {
@@ -113,6 +125,9 @@ pub struct Overrides {
     pub budget: Option<u64>,
     /// `KTRACE_LAUNCHES`.
     pub launches: Option<LaunchSelection>,
+    /// `KTRACE_STALLS`: `Some(0)` off, else the sampling period's power of
+    /// two.
+    pub stalls: Option<u32>,
 }
 
 impl Overrides {
@@ -130,6 +145,7 @@ impl Overrides {
             blocks: parsed(&get, ENV_BLOCKS, BLOCKS_FORMS, parse_blocks)?,
             budget: parsed(&get, ENV_BUDGET_MB, BUDGET_FORMS, parse_budget_mb)?,
             launches: parsed(&get, ENV_LAUNCHES, LAUNCHES_FORMS, parse_launches)?,
+            stalls: parsed(&get, ENV_STALLS, STALLS_FORMS, parse_stalls)?,
         })
     }
 
@@ -181,6 +197,36 @@ fn number(s: &str) -> Result<u32, ValueError> {
     s.trim()
         .parse()
         .map_err(|_| ValueError::NotANumber(s.trim().to_string()))
+}
+
+/// `KTRACE_STALLS` alone: the sampling period's power of two, 0 when off
+/// or unset.
+pub fn stalls_from_env() -> Result<u32> {
+    Ok(parsed(&var, ENV_STALLS, STALLS_FORMS, parse_stalls)?.unwrap_or(0))
+}
+
+/// `KTRACE_STALLS`: `0` (0: off), `1` (the default period) or `period:N`
+/// (N from 5 to 31).
+pub fn parse_stalls(s: &str) -> Result<u32, ValueError> {
+    match s {
+        "0" => Ok(0),
+        "1" => Ok(DEFAULT_STALL_PERIOD_LOG2),
+        _ => {
+            let n = number(
+                s.strip_prefix("period:")
+                    .ok_or_else(|| ValueError::NoForm(s.to_string()))?,
+            )?;
+            if (5..=31).contains(&n) {
+                Ok(n)
+            } else {
+                Err(ValueError::NotIn {
+                    value: n,
+                    first: 5,
+                    last: 31,
+                })
+            }
+        }
+    }
 }
 
 /// `KTRACE_CAP`: `auto` (0) or a power of two in range.
@@ -449,5 +495,25 @@ mod tests {
         })
         .unwrap_err();
         assert!(e.to_string().contains("not UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn stalls_take_on_off_or_a_period_in_range() {
+        assert_eq!(parse_stalls("0"), Ok(0));
+        assert_eq!(parse_stalls("1"), Ok(DEFAULT_STALL_PERIOD_LOG2));
+        assert_eq!(parse_stalls("period:5"), Ok(5));
+        assert_eq!(parse_stalls("period:31"), Ok(31));
+        assert!(matches!(
+            parse_stalls("period:4"),
+            Err(ValueError::NotIn { value: 4, .. })
+        ));
+        assert!(matches!(parse_stalls("2"), Err(ValueError::NoForm(_))));
+        let e = Overrides::from_lookup(|name| (name == ENV_STALLS).then(|| "period:40".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("KTRACE_STALLS") && e.contains("40 is not from 5 to 31"),
+            "{e}"
+        );
     }
 }

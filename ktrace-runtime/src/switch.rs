@@ -43,6 +43,11 @@ pub struct KernelModule {
     pub traced: &'static [u8],
     /// The cubin built with tracing off.
     pub untraced: &'static [u8],
+    /// The traced cubin's instruction → region map, as ktrace-build wrote
+    /// it (read by [`crate::format::pc_map::PcMap::parse`]).
+    pub traced_map: &'static str,
+    /// The untraced cubin's instruction → region map.
+    pub untraced_map: &'static str,
 }
 
 impl KernelModule {
@@ -52,6 +57,15 @@ impl KernelModule {
             self.traced
         } else {
             self.untraced
+        }
+    }
+
+    /// The instruction → region map of the cubin for tracing on or off.
+    pub fn map(&self, traced: bool) -> &'static str {
+        if traced {
+            self.traced_map
+        } else {
+            self.untraced_map
         }
     }
 }

@@ -85,6 +85,8 @@ fn traced_launches_on_a_gpu() {
         name: "probe",
         traced: image,
         untraced: image,
+        traced_map: "",
+        untraced_map: "",
     };
     let dir = std::env::temp_dir().join(format!("ktrace-gpu-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -19,5 +19,7 @@ pub mod kernels {
         name: "gemm",
         traced: include_bytes!("/out/ktrace/kernels/gemm.traced.cubin"),
         untraced: include_bytes!("/out/ktrace/kernels/gemm.untraced.cubin"),
+        traced_map: include_str!("/out/ktrace/kernels/gemm.traced.cubin.pcmap"),
+        untraced_map: include_str!("/out/ktrace/kernels/gemm.untraced.cubin.pcmap"),
     };
 }

@@ -2,7 +2,9 @@
 //! blocks and the tail, warps inside each region over time; as text or as
 //! the JSON of `docs/analysis.md`.
 
+use ktrace_runtime::analysis::stalls::StallTable;
 use ktrace_runtime::analysis::{analyze_launch, Analysis, AnalysisOptions};
+use ktrace_runtime::format::capture::Capture;
 
 use super::read_picked;
 use crate::analysis_text::analysis_text;
@@ -16,6 +18,10 @@ struct CaptureAnalysis<'a> {
     capture: String,
     device: String,
     launches: &'a [Analysis],
+    /// The stall tables of the capture's PC samples (`ktrace stalls`),
+    /// when it holds any.
+    #[serde(skip_serializing_if = "<[StallTable]>::is_empty")]
+    stalls: &'a [StallTable],
 }
 
 /// `ktrace analyze`.
@@ -28,7 +34,16 @@ pub fn run(args: AnalyzeArgs) -> Result<(), CliError> {
         ..AnalysisOptions::default()
     };
     let capture = &args.capture;
-    let cap = read_picked(capture, args.launch, &Default::default())?;
+    // A capture of PC samples alone (a run with tracing off) is analysed
+    // for its stalls.
+    let cap = match read_picked(capture, args.launch, &Default::default()) {
+        Err(CliError::NoLaunch { path }) => match Capture::read(&path)? {
+            c if !c.stalls.is_empty() => c,
+            _ => return Err(CliError::NoLaunch { path }),
+        },
+        other => other?,
+    };
+    let stalls = super::stalls::tables(&cap, &[], None);
     let mut analyses = Vec::new();
     for l in &cap.launches {
         analyses.push(
@@ -46,6 +61,7 @@ pub fn run(args: AnalyzeArgs) -> Result<(), CliError> {
             capture: capture.display().to_string(),
             device: cap.device.label(),
             launches: &analyses,
+            stalls: &stalls,
         };
         let mut t = serde_json::to_string_pretty(&doc)
             .unwrap_or_else(|e| unreachable!("plain data serialises: {e}"));
@@ -55,17 +71,9 @@ pub fn run(args: AnalyzeArgs) -> Result<(), CliError> {
         analyses
             .iter()
             .map(analysis_text)
+            .chain(stalls.iter().map(super::stalls::table_text))
             .collect::<Vec<_>>()
             .join("\n")
     };
-    match args.output {
-        Some(path) => std::fs::write(&path, text).map_err(|error| CliError::Write {
-            path: path.clone(),
-            error,
-        }),
-        None => {
-            print!("{text}");
-            Ok(())
-        }
-    }
+    super::emit(text, args.output.as_deref())
 }

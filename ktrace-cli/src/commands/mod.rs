@@ -8,6 +8,7 @@ pub mod export;
 pub mod launches;
 pub mod merge;
 pub mod report;
+pub mod stalls;
 pub mod summary;
 
 use std::path::Path;
@@ -17,6 +18,20 @@ use ktrace_runtime::format::capture::{Capture, LaunchCapture, StreamEnd};
 use ktrace_runtime::timeline::HostAxis;
 
 use crate::error::CliError;
+
+/// Writes `text` to `output`, or else to standard output.
+fn emit(text: String, output: Option<&Path>) -> Result<(), CliError> {
+    match output {
+        Some(path) => std::fs::write(path, text).map_err(|error| CliError::Write {
+            path: path.to_path_buf(),
+            error,
+        }),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
 
 /// The capture at `path`; fails when it holds no launch. A capture whose
 /// writer did not finish is read up to its last complete record, with a

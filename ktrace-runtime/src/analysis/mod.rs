@@ -36,6 +36,7 @@ mod busy;
 mod compare;
 mod imbalance;
 mod roles;
+pub mod stalls;
 
 pub use busy::{Busy, BusySeries};
 pub use compare::{compare_roles, RoleComparison, RoleRegionComparison};

@@ -109,8 +109,8 @@ impl Capture {
     }
 
     /// Writes the capture in the current format through a
-    /// [`CaptureWriter`]: its clock syncs, launches, steps and sites, then
-    /// the end record.
+    /// [`CaptureWriter`]: its clock syncs, launches, steps, sites and PC
+    /// samples, then the end record.
     pub fn write_to(&self, w: impl Write) -> Result<()> {
         self.write_named(w, "<capture>".into())
     }
@@ -129,6 +129,9 @@ impl Capture {
         }
         for s in &self.sites {
             cw.site(s)?;
+        }
+        for s in &self.stalls {
+            cw.stall_samples(s)?;
         }
         cw.finish()?;
         Ok(())

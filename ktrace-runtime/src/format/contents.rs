@@ -10,6 +10,7 @@ use crate::format::compact::compact_len;
 use crate::format::layout::LAYOUT_VERSION;
 use crate::format::regions::Regions;
 use crate::format::shape::LaunchShape;
+use crate::format::stalls::StallSamples;
 
 /// The first eight bytes of every capture file.
 pub const MAGIC: [u8; 8] = *b"\x89KTRACE\n";
@@ -201,6 +202,9 @@ pub struct Capture {
     /// The sites of a continuous session, with what became of their
     /// launches.
     pub sites: Vec<SiteRecord>,
+    /// PC samples of launches, per launch sampled (`KTRACE_STALLS`), in
+    /// the order taken.
+    pub stalls: Vec<StallSamples>,
     /// How a version 3 file ended: with its end record, or cut (its writer
     /// did not finish). `None` for a capture made in memory or read from a
     /// version 1 or 2 file.

@@ -14,6 +14,7 @@
 //! kind 4 site        u32 site, u32 name length, u64 launches, kept,
 //!                    dropped, name (a later one for a site replaces it)
 //! kind 5 end         u64 launch records, u64 records before it
+//! kind 6 PC samples  one launch's PC samples, as JSON (format/stalls.rs)
 //! ```
 //!
 //! [`CaptureWriter`] appends records and can flush after each, so a program
@@ -39,6 +40,7 @@ use crate::format::reader::{
     LAUNCH_EXTENSION_BYTES, LAUNCH_HEADER_BYTES, LAUNCH_HEADER_V1_BYTES,
 };
 use crate::format::regions::Regions;
+use crate::format::stalls::StallSamples;
 
 /// Bytes of a record's header: kind, flags, payload length.
 const RECORD_HEADER_BYTES: u64 = 16;
@@ -52,6 +54,8 @@ const KIND_STEP: u32 = 3;
 const KIND_SITE: u32 = 4;
 /// Record kind: the end, written last by a writer that finished.
 const KIND_END: u32 = 5;
+/// Record kind: one launch's PC samples.
+const KIND_STALLS: u32 = 6;
 
 /// Writes a capture file (format version 3) a record at a time: the head
 /// when it is made, then each launch, clock sync, step and site record as
@@ -194,6 +198,12 @@ impl<W: Write> CaptureWriter<W> {
         self.record(KIND_SITE, &p)
     }
 
+    /// Appends the PC samples of one launch.
+    pub fn stall_samples(&mut self, samples: &StallSamples) -> Result<()> {
+        check_name(&samples.kernel, "kernel name")?;
+        self.record(KIND_STALLS, &samples.to_payload())
+    }
+
     /// Pushes what is buffered to the file, so a program killed later
     /// leaves every record written so far readable.
     pub fn flush(&mut self) -> Result<()> {
@@ -326,6 +336,8 @@ pub enum Record {
     /// A site and what became of its launches so far (a later record of
     /// the same site replaces it).
     Site(SiteRecord),
+    /// One launch's PC samples.
+    Stalls(StallSamples),
     /// The end record (version 3): the writer finished the file.
     End,
 }
@@ -534,6 +546,7 @@ impl<S: Source> RecordReader<S> {
             KIND_CLOCK_SYNC => Record::ClockSync(r.clock_sync("clock sync record")?),
             KIND_STEP => Record::Step(r.step()?),
             KIND_SITE => Record::Site(r.site()?),
+            KIND_STALLS => Record::Stalls(StallSamples::from_payload(&r.vec(len, "PC samples")?)?),
             KIND_END => {
                 let launches = r.u64("end record's launch count")?;
                 let records = r.u64("end record's record count")?;
@@ -587,6 +600,7 @@ impl<S: Source> RecordReader<S> {
                     Some(old) => *old = s,
                     None => cap.sites.push(s),
                 },
+                Record::Stalls(s) => cap.stalls.push(s),
                 Record::End => {}
             }
         }

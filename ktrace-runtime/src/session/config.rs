@@ -70,6 +70,12 @@ pub struct TraceConfig {
     /// with other GPUs and processes. Default on; off, launches can only be
     /// placed on one GPU's raw `%globaltimer` axis.
     pub clock_sync: bool,
+    /// Sample the launches' PCs with CUPTI (stall reasons per region,
+    /// `ktrace stalls`): 0 (the default) off, else one sample every
+    /// `2^stalls` cycles per SM (5 to 31). `KTRACE_STALLS` overrides it.
+    /// The samples go into the capture (`capture`, `KTRACE_CAPTURE`, else
+    /// `stalls.ktrace`), with tracing on or off.
+    pub stalls: u32,
 }
 
 /// What a session traces: the buffer and the launches.
@@ -79,6 +85,8 @@ pub struct SessionPlan {
     pub sizing: Sizing,
     /// The launches traced.
     pub launches: LaunchSelection,
+    /// The PC sampling period's power of two; 0: no sampling.
+    pub stalls: u32,
 }
 
 impl TraceConfig {
@@ -98,6 +106,7 @@ impl TraceConfig {
             quiet: false,
             kernel: String::new(),
             clock_sync: true,
+            stalls: 0,
         }
     }
 
@@ -140,6 +149,16 @@ impl TraceConfig {
                 .launches
                 .clone()
                 .unwrap_or_else(|| self.launches.clone()),
+            stalls: match env.stalls.unwrap_or(self.stalls) {
+                0 => 0,
+                n if (5..=31).contains(&n) => n,
+                n => {
+                    return Err(Error::Config(format!(
+                        "TraceConfig::stalls {n}: the sampling period is 2^5 to 2^31 cycles \
+                         (5 to 31), or 0 for none"
+                    )))
+                }
+            },
         })
     }
 }

@@ -45,11 +45,16 @@ pub fn load_module(ctx: &Arc<CudaContext>, m: &KernelModule) -> Result<Arc<CudaM
 /// switch says: the traced build (`traced`) or the untraced one. For
 /// programs that run both in one process, e.g. to time one against the
 /// other; [`load_module`] is this with `traced` = [`enabled`].
+///
+/// With `KTRACE_STALLS` on, PC sampling starts on `ctx` first (an error
+/// when CUPTI cannot sample), and the module's instruction → region map is
+/// kept for the samples of its kernels.
 pub fn load_module_variant(
     ctx: &Arc<CudaContext>,
     m: &KernelModule,
     traced: bool,
 ) -> Result<Arc<CudaModule>> {
+    super::stalls::loading(ctx, m, traced)?;
     ctx.load_module(Ptx::from_binary(m.image(traced).to_vec()))
         .map_err(driver("loading a kernel module"))
 }

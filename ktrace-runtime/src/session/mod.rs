@@ -8,7 +8,9 @@
 mod clock_sync;
 mod config;
 pub mod continuous;
+mod cupti;
 mod device;
+mod stalls;
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -106,6 +108,10 @@ pub struct TraceSession {
     enqueued_ns: Cell<u64>,
     pending: Cell<bool>,
     written: usize,
+    /// The PC sampling period's power of two; 0: not sampling.
+    stalls: u32,
+    /// Launches of PC samples saved so far.
+    stalls_written: usize,
     finished: bool,
 }
 
@@ -147,6 +153,9 @@ impl TraceSession {
             .capture
             .clone()
             .or_else(|| var(ENV_CAPTURE).map(PathBuf::from));
+        if plan.stalls > 0 {
+            stalls::start(stream.context(), plan.stalls)?;
+        }
         let (buffer, device) = if enabled() {
             if let (Some(line), false) = (plan.sizing.message(), config.quiet) {
                 eprintln!("ktrace: {line}");
@@ -154,9 +163,22 @@ impl TraceSession {
             let device = device_info(stream.context());
             (Some(alloc_buffer(stream, &shape)?), device)
         } else {
-            (None, DeviceInfo::default())
+            let device = if plan.stalls > 0 {
+                device_info(stream.context())
+            } else {
+                DeviceInfo::default()
+            };
+            (None, device)
         };
-        let probe = if buffer.is_some() && config.clock_sync {
+        // CUPTI's kernel-serialized sampling holds the host while a kernel
+        // runs, so the handshake's kernel would never get its answer.
+        if buffer.is_some() && config.clock_sync && plan.stalls > 0 && !config.quiet {
+            eprintln!(
+                "ktrace: note: PC sampling is on (KTRACE_STALLS), so this session's traces stay \
+                 on the GPU's own clock (no clock handshake)"
+            );
+        }
+        let probe = if buffer.is_some() && config.clock_sync && plan.stalls == 0 {
             match ClockProbe::new(stream.context()) {
                 Ok(p) => Some(p),
                 Err(e) => {
@@ -190,9 +212,14 @@ impl TraceSession {
             enqueued_ns: Cell::new(0),
             pending: Cell::new(false),
             written: 0,
+            stalls: plan.stalls,
+            stalls_written: 0,
             finished: false,
         };
         session.measure_clock();
+        if session.stalls > 0 {
+            stalls::discard()?;
+        }
         Ok(session)
     }
 
@@ -258,6 +285,9 @@ impl TraceSession {
     /// unless quiet) and zeroes the buffer for the next launch. Otherwise
     /// (tracing off, or a launch not selected) copies and keeps nothing.
     pub fn finish_launch(&mut self) -> Result<()> {
+        if self.stalls > 0 {
+            self.take_stalls()?;
+        }
         if !self.next_launch_traced() {
             self.shape.launch = self.shape.launch.saturating_add(1);
             return Ok(());
@@ -274,6 +304,10 @@ impl TraceSession {
             complete_ns: host_clocks_ns().0,
         };
         self.measure_clock();
+        if self.stalls > 0 {
+            // The handshake's kernel was sampled too.
+            stalls::discard()?;
+        }
         let Some(buf) = self.buffer.as_mut() else {
             return Ok(());
         };
@@ -299,6 +333,58 @@ impl TraceSession {
         );
         if let (Some(note), false) = (note, self.quiet) {
             eprintln!("ktrace: {note}");
+        }
+        Ok(())
+    }
+
+    /// Waits for the launch and keeps its PC samples when the launch
+    /// selection holds it.
+    fn take_stalls(&mut self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(driver("waiting for the sampled kernel to finish"))?;
+        let launch = self.shape.launch;
+        if let Some(s) = stalls::take(launch, &self.kernel)? {
+            if self.selection.contains(launch) {
+                self.capture.stalls.push(s);
+            }
+        }
+        Ok(())
+    }
+
+    /// Saves the PC samples not yet saved, when no capture file of the
+    /// launches holds them: to the capture path (`KTRACE_CAPTURE`), else
+    /// `stalls.ktrace`.
+    fn write_stalls(&mut self) -> Result<()> {
+        if self.stalls_written == self.capture.stalls.len() {
+            return Ok(());
+        }
+        let path = self
+            .capture_path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("stalls.ktrace"));
+        self.save_capture(&path)?;
+        self.stalls_written = self.capture.stalls.len();
+        if !self.quiet {
+            let samples: u64 = self
+                .capture
+                .stalls
+                .iter()
+                .flat_map(|s| {
+                    s.pcs
+                        .iter()
+                        .flat_map(|p| &p.counts)
+                        .filter(|(r, _)| s.counts_reason(*r))
+                        .map(|&(_, n)| u64::from(n))
+                })
+                .sum();
+            eprintln!(
+                "ktrace: PC samples of {} launch(es), {samples} in all -> {} (read them with \
+                 `ktrace stalls {}`)",
+                self.capture.stalls.len(),
+                path.display(),
+                path.display()
+            );
         }
         Ok(())
     }
@@ -333,6 +419,7 @@ impl TraceSession {
     /// unless quiet.
     pub fn write(&mut self) -> Result<Vec<ExportReport>> {
         if !self.is_enabled() {
+            self.write_stalls()?;
             return Ok(Vec::new());
         }
         if self.pending.get() {
@@ -395,8 +482,10 @@ impl TraceSession {
                         path.display()
                     );
                 }
+                self.stalls_written = self.capture.stalls.len();
             }
         }
+        self.write_stalls()?;
         Ok(reports)
     }
 
@@ -419,10 +508,14 @@ impl TraceSession {
 
 impl Drop for TraceSession {
     fn drop(&mut self) {
-        if self.finished || !self.is_enabled() || std::thread::panicking() {
+        if self.finished || std::thread::panicking() {
             return;
         }
-        if self.pending.get() || self.written < self.capture.launches.len() {
+        let unsaved_stalls = self.stalls_written < self.capture.stalls.len();
+        if !self.is_enabled() && !unsaved_stalls {
+            return;
+        }
+        if self.pending.get() || self.written < self.capture.launches.len() || unsaved_stalls {
             if let Err(e) = self.write() {
                 eprintln!("ktrace: {e}");
             }

@@ -1,5 +1,7 @@
 use super::*;
 use crate::format::contents::{HostSpan, LaunchOrigin};
+use crate::format::pc_map::PcKind;
+use crate::format::stalls::PcSample;
 use crate::synth::{sample_capture, SynthLaunch, SynthWarp};
 
 /// A launch of this build's layout version with an origin, a kernel name
@@ -68,7 +70,46 @@ fn full_capture() -> Capture {
         clock_syncs: vec![sync(0), sync(1)],
         steps: vec![step(0), step(1)],
         sites: vec![site(12), SiteRecord { site: 4, ..site(3) }],
+        stalls: vec![stall_samples(1)],
         stream_end: None,
+    }
+}
+
+/// PC samples of `launch`: two instructions, one placed in region 1.
+fn stall_samples(launch: u32) -> StallSamples {
+    StallSamples {
+        launch,
+        kernel: "gemm".into(),
+        period_log2: 9,
+        reasons: vec!["wait".into(), "barrier".into()],
+        total_samples: 12,
+        pcs: vec![
+            PcSample {
+                function: "gemm_kernel".into(),
+                offset: 0x40,
+                counts: vec![(0, 7), (1, 2)],
+                regions: vec![1],
+                kind: PcKind::User,
+                file: Some("/k/gemm.cu".into()),
+                line: 12,
+                opcode: "HMMA".into(),
+                previous_regions: vec![1],
+                previous_kind: PcKind::User,
+            },
+            PcSample {
+                function: "gemm_kernel".into(),
+                offset: 0x80,
+                counts: vec![(1, 3)],
+                regions: vec![],
+                kind: PcKind::Unknown,
+                file: None,
+                line: 0,
+                opcode: String::new(),
+                previous_regions: vec![],
+                previous_kind: PcKind::Unknown,
+            },
+        ],
+        ..Default::default()
     }
 }
 
@@ -133,6 +174,7 @@ fn the_stream_reads_records_in_the_order_written() {
     w.site(&site(1)).unwrap();
     w.launch(&cap.launches[1]).unwrap();
     w.site(&site(2)).unwrap();
+    w.stall_samples(&stall_samples(1)).unwrap();
     assert_eq!(w.launches(), 2);
     let bytes = w.bytes();
     w.finish().unwrap();
@@ -155,6 +197,7 @@ fn the_stream_reads_records_in_the_order_written() {
             Record::Site(site(1)),
             Record::Launch(cap.launches[1].clone()),
             Record::Site(site(2)),
+            Record::Stalls(stall_samples(1)),
             Record::End,
         ]
     );
@@ -163,6 +206,7 @@ fn the_stream_reads_records_in_the_order_written() {
     // Read whole, the later site record replaces the earlier.
     let whole = Capture::read(&path).unwrap();
     assert_eq!(whole.sites, vec![site(2)]);
+    assert_eq!(whole.stalls, vec![stall_samples(1)]);
     assert_eq!(whole.launches.len(), 2);
 }
 

@@ -1,0 +1,415 @@
+//! The instruction → region map of a kernel image, made at build time.
+//!
+//! Every image is compiled with `-lineinfo`, so each SASS instruction
+//! carries its source line and the lines it was inlined at. The scanner
+//! knows where each region's markers are. An instruction is in region `R`
+//! when any of its lines (its own, or one of the call sites it was inlined
+//! at) lies between a begin marker of `R` and the matching end marker, both
+//! lines included; for `KTRACE_SCOPE`, between the marker and the closing
+//! brace of its block. An instruction with a line in ktrace's device
+//! headers (its own or one it was inlined through) is a marker's own
+//! instruction: the traced build's cost.
+//!
+//! This is a pure module: [`parse_disassembly`] reads `nvdisasm -c -g -gi`
+//! text, [`region_spans`] turns one file's markers into line spans,
+//! [`map`] joins them, and [`PcMap::render`] writes the text that the build
+//! embeds beside the image and ktrace-runtime reads (`format/pc_map.rs`
+//! there; the format is in `docs/stalls.md`).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::scan::Marker;
+
+/// First line of a map: the format and its version.
+pub const MAP_HEADER: &str = "ktrace-pcmap 1";
+
+/// The map file of `image`: `a.untraced.cubin.pcmap` beside it.
+pub fn map_path(image: &Path) -> PathBuf {
+    let mut name = image.as_os_str().to_owned();
+    name.push(".pcmap");
+    PathBuf::from(name)
+}
+
+/// The lines between a region's markers in one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionSpan {
+    /// The file that holds the markers.
+    pub file: PathBuf,
+    /// The region's id.
+    pub region: u16,
+    /// The begin marker's line (1-based).
+    pub first_line: u32,
+    /// The end marker's line, or the closing brace of a scope's block.
+    pub last_line: u32,
+}
+
+/// The spans of the regions that `markers` (one file's, in source order)
+/// open and close: each begin with the next end of its name after it
+/// (nested begins of one name pair innermost first), each `KTRACE_SCOPE`
+/// from its line to the end of its block in `src`. A begin without an
+/// end, an end without a begin, and marks add no span. `id` gives a
+/// region's id by name.
+pub fn region_spans(
+    file: &Path,
+    src: &str,
+    markers: &[Marker],
+    id: impl Fn(&str) -> Option<u16>,
+) -> Vec<RegionSpan> {
+    let mut open: Vec<(&str, u32)> = Vec::new();
+    let mut spans = Vec::new();
+    let mut push = |name: &str, first: u32, last: u32| {
+        if let Some(region) = id(name) {
+            spans.push(RegionSpan {
+                file: file.to_path_buf(),
+                region,
+                first_line: first,
+                last_line: last,
+            });
+        }
+    };
+    for m in markers {
+        let line = m.line as u32;
+        match m.macro_name {
+            "KTRACE_B" | "KTRACE_B_IF" | "KTRACE_B_V" => open.push((&m.name, line)),
+            "KTRACE_E" | "KTRACE_E_IF" | "KTRACE_E_V" => {
+                if let Some(k) = open.iter().rposition(|(n, _)| *n == m.name) {
+                    let (_, first) = open.remove(k);
+                    push(&m.name, first, line);
+                }
+            }
+            "KTRACE_SCOPE" => push(&m.name, line, block_end_line(src, m.span.end)),
+            _ => {}
+        }
+    }
+    spans.sort_by_key(|s| (s.first_line, s.last_line, s.region));
+    spans
+}
+
+/// The line of the `}` that closes the block open at byte `from` of `src`
+/// (comments, string and character literals skipped); the last line when
+/// the block does not close.
+fn block_end_line(src: &str, from: usize) -> u32 {
+    let b = src.as_bytes();
+    let mut depth = 0usize;
+    let mut i = from.min(b.len());
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 2;
+                continue;
+            }
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' => depth += 1,
+            b'}' if depth == 0 => return line_of(src, i),
+            b'}' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    line_of(src, b.len())
+}
+
+/// The 1-based line of byte `at`.
+fn line_of(src: &str, at: usize) -> u32 {
+    1 + src.as_bytes()[..at.min(src.len())]
+        .iter()
+        .filter(|&&c| c == b'\n')
+        .count() as u32
+}
+
+/// One SASS instruction of a disassembly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SassInstruction {
+    /// Byte offset from the function's start.
+    pub offset: u32,
+    /// The opcode with its modifiers (`LDG.E.128`), without predicate and
+    /// operands.
+    pub opcode: String,
+    /// Its source locations, innermost first: its own line, then each
+    /// line it was inlined at. Indices into [`Disassembly::files`]. Empty
+    /// when the image has no line information for it.
+    pub frames: Vec<(usize, u32)>,
+}
+
+/// One function's instructions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SassFunction {
+    /// The function's (mangled) name.
+    pub name: String,
+    /// Its instructions in address order.
+    pub instructions: Vec<SassInstruction>,
+}
+
+/// A parsed `nvdisasm -c -g -gi` listing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Disassembly {
+    /// The source files named, in order of first appearance.
+    pub files: Vec<PathBuf>,
+    /// The functions, in listing order.
+    pub functions: Vec<SassFunction>,
+}
+
+/// Parses the text of `nvdisasm -c -g -gi IMAGE`: functions from their
+/// `.text.NAME:` labels, instructions from their `/*OFFSET*/` lines, and
+/// each instruction's locations from the `//## File "F", line N [inlined
+/// at ...]` lines before it (an instruction without such lines keeps the
+/// locations of the one before it, as the line table does).
+pub fn parse_disassembly(text: &str) -> Disassembly {
+    let mut d = Disassembly::default();
+    let mut pending: Vec<(usize, u32)> = Vec::new();
+    let mut fresh = false;
+    let mut current: Vec<(usize, u32)> = Vec::new();
+    for raw in text.lines() {
+        let line = raw.trim();
+        if let Some(name) = line
+            .strip_prefix(".text.")
+            .and_then(|l| l.strip_suffix(':'))
+        {
+            d.functions.push(SassFunction {
+                name: name.to_string(),
+                instructions: Vec::new(),
+            });
+            current.clear();
+            pending.clear();
+            fresh = false;
+        } else if let Some(rest) = line.strip_prefix("//## File ") {
+            if !fresh {
+                pending.clear();
+                fresh = true;
+            }
+            if let Some((file, n)) = file_and_line(rest) {
+                let idx = file_index(&mut d.files, file);
+                pending.push((idx, n));
+            }
+        } else if let Some((offset, opcode)) = instruction(line) {
+            if fresh {
+                current = std::mem::take(&mut pending);
+                fresh = false;
+            }
+            if let Some(f) = d.functions.last_mut() {
+                f.instructions.push(SassInstruction {
+                    offset,
+                    opcode,
+                    frames: current.clone(),
+                });
+            }
+        }
+    }
+    d
+}
+
+/// `"F", line N` (and anything after it) → (F, N).
+fn file_and_line(rest: &str) -> Option<(&str, u32)> {
+    let rest = rest.strip_prefix('"')?;
+    let (file, after) = rest.split_once('"')?;
+    let after = after.trim_start().strip_prefix(',')?.trim_start();
+    let digits: String = after
+        .strip_prefix("line")?
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    Some((file, digits.parse().ok()?))
+}
+
+fn file_index(files: &mut Vec<PathBuf>, file: &str) -> usize {
+    match files.iter().position(|f| f.as_os_str() == file) {
+        Some(i) => i,
+        None => {
+            files.push(PathBuf::from(file));
+            files.len() - 1
+        }
+    }
+}
+
+/// `/*0080*/ @!P0 LDC.64 R2, c[0x0][0x210] ;` → (0x80, `LDC.64`).
+fn instruction(line: &str) -> Option<(u32, String)> {
+    let rest = line.strip_prefix("/*")?;
+    let (hex, body) = rest.split_once("*/")?;
+    let offset = u32::from_str_radix(hex, 16).ok()?;
+    let mut words = body.split_whitespace();
+    let mut op = words.next()?;
+    if op.starts_with('@') {
+        op = words.next()?;
+    }
+    let op = op.trim_end_matches(';');
+    if op.is_empty() || op.starts_with("/*") {
+        return None;
+    }
+    Some((offset, op.to_string()))
+}
+
+/// What an instruction of the map is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PcKind {
+    /// The kernel's own code.
+    User,
+    /// A marker's instruction: one of its lines is in ktrace's device
+    /// headers (user code is never inlined through them).
+    Marker,
+    /// No line information: it cannot be placed.
+    Unknown,
+}
+
+impl PcKind {
+    fn letter(self) -> char {
+        match self {
+            PcKind::User => 'u',
+            PcKind::Marker => 'm',
+            PcKind::Unknown => '?',
+        }
+    }
+}
+
+/// One instruction of the map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PcEntry {
+    /// Byte offset from the function's start (CUPTI's `pcOffset`).
+    pub offset: u32,
+    /// The regions around it, ascending ids.
+    pub regions: Vec<u16>,
+    /// User code, a marker's instruction, or unknown.
+    pub kind: PcKind,
+    /// Its own source location (index into [`PcMap::files`], line).
+    pub location: Option<(usize, u32)>,
+    /// The opcode with its modifiers.
+    pub opcode: String,
+}
+
+/// The map of one image: per function, each instruction's regions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PcMap {
+    /// The source files the entries name.
+    pub files: Vec<PathBuf>,
+    /// Per function (mangled name), its instructions.
+    pub functions: Vec<(String, Vec<PcEntry>)>,
+}
+
+/// Joins a disassembly with the region spans of the kernel sources.
+/// `is_ktrace_header` says whether a file is one of ktrace's device headers.
+pub fn map(
+    disassembly: &Disassembly,
+    spans: &[RegionSpan],
+    is_ktrace_header: impl Fn(&Path) -> bool,
+) -> PcMap {
+    let files = &disassembly.files;
+    let ktrace: Vec<bool> = files.iter().map(|f| is_ktrace_header(f)).collect();
+    let functions = disassembly
+        .functions
+        .iter()
+        .map(|f| {
+            let entries = f
+                .instructions
+                .iter()
+                .map(|i| {
+                    let mut regions: Vec<u16> = i
+                        .frames
+                        .iter()
+                        .flat_map(|&(file, line)| {
+                            spans.iter().filter(move |s| {
+                                s.file == files[file]
+                                    && (s.first_line..=s.last_line).contains(&line)
+                            })
+                        })
+                        .map(|s| s.region)
+                        .collect();
+                    regions.sort_unstable();
+                    regions.dedup();
+                    let kind = if i.frames.is_empty() {
+                        PcKind::Unknown
+                    } else if i.frames.iter().any(|&(file, _)| ktrace[file]) {
+                        PcKind::Marker
+                    } else {
+                        PcKind::User
+                    };
+                    PcEntry {
+                        offset: i.offset,
+                        regions,
+                        kind,
+                        location: i.frames.first().copied(),
+                        opcode: i.opcode.clone(),
+                    }
+                })
+                .collect();
+            (f.name.clone(), entries)
+        })
+        .collect();
+    PcMap {
+        files: files.clone(),
+        functions,
+    }
+}
+
+impl PcMap {
+    /// The map as text:
+    ///
+    /// ```text
+    /// ktrace-pcmap 1
+    /// file 0 /abs/kernels/gemm.cu
+    /// function gemm_kernel
+    /// 0080 3,5 u 0:41 LDG.E.128
+    /// ```
+    ///
+    /// An instruction line is its hexadecimal offset, its region ids (`-`
+    /// for none), its kind (`u` user code, `m` a marker's, `?` unknown),
+    /// its location (`FILE:LINE`, or `-`) and its opcode.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        s.push_str(MAP_HEADER);
+        s.push('\n');
+        for (i, f) in self.files.iter().enumerate() {
+            let _ = writeln!(s, "file {i} {}", f.display());
+        }
+        for (name, entries) in &self.functions {
+            let _ = writeln!(s, "function {name}");
+            for e in entries {
+                let regions = if e.regions.is_empty() {
+                    "-".to_string()
+                } else {
+                    e.regions
+                        .iter()
+                        .map(u16::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                };
+                let location = match e.location {
+                    Some((f, l)) => format!("{f}:{l}"),
+                    None => "-".into(),
+                };
+                let _ = writeln!(
+                    s,
+                    "{:04x} {regions} {} {location} {}",
+                    e.offset,
+                    e.kind.letter(),
+                    e.opcode
+                );
+            }
+        }
+        s
+    }
+
+    /// A map that says why there is none: the header and one `none REASON`
+    /// line.
+    pub fn none(reason: &str) -> String {
+        format!("{MAP_HEADER}\nnone {}\n", reason.replace('\n', " "))
+    }
+}
+
+#[cfg(test)]
+mod tests;
