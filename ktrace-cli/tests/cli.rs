@@ -1186,3 +1186,63 @@ fn kernels_and_steps_select_launches_to_summarise_and_export() {
         "the launches' kernels: gemm (5 launches), norm (2 launches), (unnamed) (1 launch)",
     );
 }
+
+/// `ktrace stalls` on the real PC samples of the planted kernel (H200,
+/// untraced build): every planted region with its expected top reason, in
+/// text and JSON, a region filter, and the errors.
+#[test]
+fn stalls_of_the_planted_kernel() {
+    let cap = fixture("h200_stalls_planted.ktrace");
+    let o = ktrace(&["stalls", s(&cap)]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.starts_with("stalls (untraced build), launch 0: "),
+        "{out}"
+    );
+    for (region, reason) in [
+        ("chase", "long_scoreboard"),
+        ("fma_chain", "wait"),
+        ("barrier", "barrier"),
+        ("bank_conflicts", "short_scoreboard"),
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(region))
+            .unwrap_or_else(|| panic!("no row for {region}: {out}"));
+        let top = line.split("  ").last().unwrap().trim();
+        assert!(top.starts_with(reason), "{region}: {line}");
+    }
+    assert!(out.contains("hottest instructions"), "{out}");
+    assert!(out.contains("kernels/stalls.cu:"), "{out}");
+
+    let o = ktrace(&["stalls", s(&cap), "--json", "--region", "ch*"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["schema"], "ktrace.stalls/1");
+    let k = &v["kernels"][0];
+    assert_eq!(k["kernel"], "stalls");
+    assert_eq!(k["traced"], false);
+    let regions = k["regions"].as_array().unwrap();
+    assert_eq!(regions.len(), 1, "{regions:?}");
+    assert_eq!(regions[0]["name"], "chase");
+    assert_eq!(regions[0]["reasons"][0][0], "long_scoreboard");
+    assert!(f(&regions[0]["share"]) > 20.0);
+
+    // analyze --json carries the same tables for a capture of samples alone
+    let o = ktrace(&["analyze", s(&cap), "--json"]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["launches"].as_array().unwrap().len(), 0);
+    assert_eq!(v["stalls"][0]["kernel"], "stalls");
+
+    assert_clean_failure(
+        &ktrace(&["stalls", s(&cap), "--kernels", "gemm*"]),
+        "no PC samples of those kernels (sampled: stalls)",
+    );
+    assert_clean_failure(
+        &ktrace(&["stalls", s(&fixture("h200_gemm2048.ktrace"))]),
+        "no PC samples; sample a run with KTRACE_STALLS=1",
+    );
+}

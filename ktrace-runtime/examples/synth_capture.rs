@@ -10,7 +10,9 @@
 
 use ktrace_runtime::format::capture::{Capture, DeviceInfo};
 use ktrace_runtime::format::layout::EventKind;
+use ktrace_runtime::format::pc_map::PcMap;
 use ktrace_runtime::format::regions::Regions;
+use ktrace_runtime::format::stalls::{PcSample, StallSamples};
 use ktrace_runtime::synth::{sample_launch, xorshift64, SynthLaunch, SynthWarp};
 
 fn main() {
@@ -87,6 +89,7 @@ fn main() {
         ]),
         launches: vec![launch.into_capture(), sample_launch(1, 50)],
         clock_syncs: Vec::new(),
+        stalls: vec![stall_samples()],
         ..Default::default()
     };
     if let Err(e) = cap.save(&out) {
@@ -94,4 +97,43 @@ fn main() {
         std::process::exit(1);
     }
     println!("{out}: {} launches", cap.launches.len());
+}
+
+/// PC samples of launch 0's kernel: instructions in "load", "mma" (one of
+/// them nested in "inner"), "wait", outside regions and a marker's, so the
+/// report draws its stall lines.
+fn stall_samples() -> StallSamples {
+    let map = PcMap::parse(
+        "ktrace-pcmap 1\nfile 0 /k/synth.cu\nfile 1 /inc/ktrace/store.cuh\nfunction synth\n\
+         0000 - u 0:3 LDC\n0010 1 u 0:10 LDG.E.128\n0020 2 u 0:14 HMMA.16816.F32\n\
+         0030 2,3 u 0:15 HMMA.16816.F32\n0040 4 u 0:20 BAR.SYNC\n0050 4 u 0:21 NOP\n\
+         0060 - m 1:40 CS2R\n",
+    )
+    .expect("a map");
+    let reasons = [
+        "long_scoreboard",
+        "math_pipe_throttle",
+        "barrier",
+        "wait",
+        "selected",
+    ];
+    let pc = |offset: u64, counts: &[(u32, u32)]| {
+        PcSample::placed("synth", offset, counts.to_vec(), &map)
+    };
+    StallSamples {
+        launch: 0,
+        kernel: String::new(),
+        period_log2: 10,
+        reasons: reasons.iter().map(|r| r.to_string()).collect(),
+        total_samples: 420,
+        pcs: vec![
+            pc(0x00, &[(4, 5)]),
+            pc(0x10, &[(0, 90), (3, 10)]),
+            pc(0x20, &[(1, 80), (4, 20)]),
+            pc(0x30, &[(1, 60), (3, 5)]),
+            pc(0x50, &[(2, 120)]),
+            pc(0x60, &[(3, 30)]),
+        ],
+        ..Default::default()
+    }
 }

@@ -33,6 +33,7 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
         .unwrap_or_else(|| capture.with_extension("html"));
     let mut opts = ReportOptions::default();
     opts.analysis.wait = wait;
+    opts.stalls = cap.stalls.clone();
     let r = write_report(l, &cap.device, &cap.regions, &path, &opts).map_err(|error| {
         CliError::Launch {
             launch: l.shape.launch,

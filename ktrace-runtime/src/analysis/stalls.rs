@@ -6,9 +6,9 @@
 //!
 //! A sample counts towards every region around its instruction, so nested
 //! regions' shares add up to more than their parent's. A warp waiting at a
-//! barrier (or a memory barrier) is sampled at the instruction after it:
-//! those reasons ([`WAITS_AFTER`]) count in the regions of the instruction
-//! before the one sampled. Samples on a
+//! barrier (or a memory barrier) is sampled past it: those reasons
+//! ([`WAITS_AFTER`]) count in the regions of the barrier instruction just
+//! before the one sampled, when there is one. Samples on a
 //! marker's own instructions (a traced build's) and on instructions the
 //! map could not place are kept apart; so are those outside every region.
 
@@ -93,7 +93,7 @@ struct Pc {
     counts: BTreeMap<String, u64>,
     /// The instruction's own regions and kind.
     here: (Vec<u16>, PcKind),
-    /// The regions and kind of the instruction before it, where the samples
+    /// The regions and kind of the barrier before it, where the samples
     /// of [`WAITS_AFTER`] reasons belong.
     before: (Vec<u16>, PcKind),
     opcode: String,
@@ -152,7 +152,7 @@ fn gather(group: &[&StallSamples]) -> BTreeMap<(String, u64), Pc> {
                 .or_insert_with(|| Pc {
                     counts: BTreeMap::new(),
                     here: (p.regions.clone(), p.kind),
-                    before: (p.previous_regions.clone(), p.previous_kind),
+                    before: (p.barrier_regions.clone(), p.barrier_kind),
                     opcode: p.opcode.clone(),
                     source: match &p.file {
                         Some(f) => format!("{}:{}", short_path(f), p.line),

@@ -1,6 +1,7 @@
 //! One self-contained HTML file per launch (`ktrace report`): a header,
 //! a timeline with one lane per traced warp, per-region histograms,
-//! percentiles and heatmaps, and the launch's analysis.
+//! percentiles and heatmaps, each region's stall reasons when the capture
+//! holds PC samples of the kernel, and the launch's analysis.
 //!
 //! The page needs nothing from the network: its style and script are
 //! compiled into this crate (`export/report/`) and the launch's data sits in
@@ -33,12 +34,14 @@ use serde::Serialize;
 use super::collect::LaunchCollector;
 use super::summary::{ClockSummary, RegionStats, Summary, SummaryOptions};
 use super::ExportOptions;
+use crate::analysis::stalls::{stall_tables, StallTable};
 use crate::decode::{Decoder, WarpTrace};
 use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
 use crate::fill::{ring_fill, RingFill};
 use crate::format::capture::{DeviceInfo, LaunchCapture};
 use crate::format::regions::Regions;
+use crate::format::stalls::StallSamples;
 use crate::output::write_atomic;
 
 /// Diagnostic messages kept in the page (counts cover all of them).
@@ -58,6 +61,11 @@ pub struct ReportOptions {
     pub hist_bins: usize,
     /// The analysis the page shows (wait regions, busy bins, ...).
     pub analysis: crate::analysis::AnalysisOptions,
+    /// PC samples (`KTRACE_STALLS`) to show with the regions: those of the
+    /// launch's kernel, when there are any ([`Capture::stalls`]).
+    ///
+    /// [`Capture::stalls`]: crate::format::capture::Capture::stalls
+    pub stalls: Vec<StallSamples>,
 }
 
 impl Default for ReportOptions {
@@ -66,6 +74,7 @@ impl Default for ReportOptions {
             export: ExportOptions::default(),
             hist_bins: 48,
             analysis: crate::analysis::AnalysisOptions::default(),
+            stalls: Vec::new(),
         }
     }
 }
@@ -95,6 +104,10 @@ pub struct ReportData {
     /// of objects a table, and an array of rows that each hold a number
     /// array (the busy series) a line chart.
     pub analysis: crate::analysis::Analysis,
+    /// The stall table of the launch's kernel, when the options carry PC
+    /// samples of it: the page shows each region's share and reasons in
+    /// its card, and the samples outside regions and on markers.
+    pub stalls: Option<StallTable>,
 }
 
 /// The launch header.
@@ -477,6 +490,15 @@ pub fn report_data(
             regions,
             &opts.analysis,
         ),
+        stalls: {
+            let mine: Vec<StallSamples> = opts
+                .stalls
+                .iter()
+                .filter(|s| s.kernel == launch.kernel)
+                .cloned()
+                .collect();
+            stall_tables(&mine, regions, None).into_iter().next()
+        },
     })
 }
 

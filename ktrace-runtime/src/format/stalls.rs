@@ -65,39 +65,52 @@ pub struct PcSample {
     pub line: u32,
     /// Opcode with modifiers (empty when unknown).
     pub opcode: String,
-    /// The regions of the instruction before it (16 bytes before), where
+    /// The regions of the barrier just before it (a `BAR` or `MEMBAR`
+    /// instruction at most [`BARRIER_WINDOW`] instructions before), where
     /// the samples of [`WAITS_AFTER`] reasons belong: a warp waiting at a
-    /// barrier is sampled at the instruction after the barrier.
+    /// barrier is sampled past it, at the first instruction it cannot
+    /// issue.
     #[serde(default)]
-    pub previous_regions: Vec<u16>,
-    /// What the instruction before it is (`unknown` when there is none).
+    pub barrier_regions: Vec<u16>,
+    /// What that barrier instruction is (`unknown` when there is none).
     #[serde(default = "unknown")]
-    pub previous_kind: PcKind,
+    pub barrier_kind: PcKind,
 }
 
 fn unknown() -> PcKind {
     PcKind::Unknown
 }
 
-/// The stall reasons whose samples fall on the instruction after the one
-/// that waits (the barrier or memory barrier already issued): counted in
-/// the regions of the instruction before the sampled one.
+/// The stall reasons whose samples fall after the instruction that waits
+/// (the barrier or memory barrier already issued): counted in the regions
+/// of that barrier ([`PcSample::barrier_regions`]).
 pub const WAITS_AFTER: &[&str] = &["barrier", "membar"];
 
 /// Bytes of one SASS instruction (sm_70 and later).
 pub const INSTRUCTION_BYTES: u64 = 16;
+
+/// How many instructions back a barrier is looked for: on the H200 a warp
+/// waiting at `BAR.SYNC.DEFER_BLOCKING` is sampled one or two
+/// instructions past it.
+pub const BARRIER_WINDOW: u64 = 4;
+
+/// Whether `opcode` is a barrier whose waits are sampled past it.
+pub fn is_barrier(opcode: &str) -> bool {
+    opcode == "BAR" || opcode.starts_with("BAR.") || opcode.starts_with("MEMBAR")
+}
 
 impl PcSample {
     /// An instruction with its counts, placed by `map` (not placed when
     /// the map lacks it).
     pub fn placed(function: &str, offset: u64, counts: Vec<(u32, u32)>, map: &PcMap) -> Self {
         let info = map.get(function, offset);
-        let previous = offset
-            .checked_sub(INSTRUCTION_BYTES)
-            .and_then(|o| map.get(function, o));
+        let barrier = (1..=BARRIER_WINDOW)
+            .filter_map(|k| offset.checked_sub(k * INSTRUCTION_BYTES))
+            .filter_map(|o| map.get(function, o))
+            .find(|i| is_barrier(&i.opcode));
         PcSample {
-            previous_regions: previous.map(|i| i.regions.clone()).unwrap_or_default(),
-            previous_kind: previous.map_or(PcKind::Unknown, |i| i.kind),
+            barrier_regions: barrier.map(|i| i.regions.clone()).unwrap_or_default(),
+            barrier_kind: barrier.map_or(PcKind::Unknown, |i| i.kind),
             function: function.to_string(),
             offset,
             counts,
@@ -157,7 +170,8 @@ mod tests {
     #[test]
     fn samples_round_trip_and_a_count_past_the_reasons_is_refused() {
         let map = PcMap::parse(
-            "ktrace-pcmap 1\nfile 0 /k.cu\nfunction k\n0000 1 u 0:6 BAR.SYNC\n0010 2 u 0:7 LDG.E\n",
+            "ktrace-pcmap 1\nfile 0 /k.cu\nfunction k\n0000 1 u 0:6 BAR.SYNC\n0010 2 u 0:7 LDG.E\n\
+             0060 2 u 0:8 HGMMA\n",
         )
         .unwrap();
         let s = StallSamples {
@@ -182,10 +196,16 @@ mod tests {
         );
         assert_eq!(s.pcs[1].kind, PcKind::Unknown);
         assert_eq!(
-            (s.pcs[0].previous_regions.as_slice(), s.pcs[0].previous_kind),
+            (s.pcs[0].barrier_regions.as_slice(), s.pcs[0].barrier_kind),
             (&[1u16][..], PcKind::User)
         );
-        assert_eq!(s.pcs[1].previous_regions, [2]);
+        // two instructions past the barrier: still its wait
+        assert_eq!(s.pcs[1].barrier_regions, [1]);
+        // five past it, behind an HGMMA: no barrier
+        let far = PcSample::placed("k", 0x70, vec![(0, 1)], &map);
+        assert_eq!((far.barrier_kind, far.regions.len()), (PcKind::Unknown, 0));
+        assert!(is_barrier("BAR.SYNC.DEFER_BLOCKING") && is_barrier("MEMBAR.ALL.GPU"));
+        assert!(!is_barrier("WARPGROUP.DEPBAR.LE") && !is_barrier("BRA"));
         assert!(s.counts_reason(0) && !s.counts_reason(1) && !s.counts_reason(2));
         assert_eq!(StallSamples::from_payload(&s.to_payload()).unwrap(), s);
         let mut bad = s.clone();

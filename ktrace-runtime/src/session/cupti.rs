@@ -331,6 +331,46 @@ impl Buffer {
     }
 }
 
+/// The stall reasons CUPTI samples on `ctx`: their indices and names.
+fn stall_reasons(cupti: &Cupti, raw_ctx: CUcontext) -> Result<(Vec<u32>, Vec<String>)> {
+    let mut n = 0usize;
+    let mut np = NumReasonsParams {
+        size: std::mem::size_of::<NumReasonsParams>(),
+        p_priv: null_mut(),
+        ctx: raw_ctx,
+        num: &mut n,
+    };
+    // SAFETY: as above; CUPTI writes `n`.
+    cupti.check("counting stall reasons", unsafe {
+        (cupti.num_reasons)(&mut np)
+    })?;
+    let mut index = vec![0u32; n];
+    let mut names: Vec<Vec<c_char>> = (0..n)
+        .map(|_| vec![0; CUPTI_STALL_REASON_STRING_SIZE])
+        .collect();
+    let mut name_ptrs: Vec<*mut c_char> = names.iter_mut().map(|v| v.as_mut_ptr()).collect();
+    let mut rp = ReasonsParams {
+        size: std::mem::size_of::<ReasonsParams>(),
+        p_priv: null_mut(),
+        ctx: raw_ctx,
+        num: n,
+        index: index.as_mut_ptr(),
+        names: name_ptrs.as_mut_ptr(),
+    };
+    // SAFETY: CUPTI writes n indices and n names of at most 128 bytes.
+    cupti.check("naming stall reasons", unsafe { (cupti.reasons)(&mut rp) })?;
+    let reasons: Vec<String> = names
+        .iter()
+        .map(|v| {
+            // SAFETY: CUPTI wrote a NUL-terminated name into the array.
+            unsafe { CStr::from_ptr(v.as_ptr()) }
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    Ok((index, reasons))
+}
+
 /// PC sampling of one context, kernel-serialized: every kernel launched
 /// in the context is sampled, one at a time, and [`PcSampler::take`]
 /// after a launch reads its samples.
@@ -370,41 +410,8 @@ impl PcSampler {
         };
         // SAFETY: CUPTI reads the params for the duration of the call.
         cupti.check("enabling PC sampling", unsafe { (cupti.enable)(&mut p) })?;
-        let mut n = 0usize;
-        let mut np = NumReasonsParams {
-            size: std::mem::size_of::<NumReasonsParams>(),
-            p_priv: null_mut(),
-            ctx: raw_ctx,
-            num: &mut n,
-        };
-        // SAFETY: as above; CUPTI writes `n`.
-        cupti.check("counting stall reasons", unsafe {
-            (cupti.num_reasons)(&mut np)
-        })?;
-        let mut index = vec![0u32; n];
-        let mut names: Vec<Vec<c_char>> = (0..n)
-            .map(|_| vec![0; CUPTI_STALL_REASON_STRING_SIZE])
-            .collect();
-        let mut name_ptrs: Vec<*mut c_char> = names.iter_mut().map(|v| v.as_mut_ptr()).collect();
-        let mut rp = ReasonsParams {
-            size: std::mem::size_of::<ReasonsParams>(),
-            p_priv: null_mut(),
-            ctx: raw_ctx,
-            num: n,
-            index: index.as_mut_ptr(),
-            names: name_ptrs.as_mut_ptr(),
-        };
-        // SAFETY: CUPTI writes n indices and n names of at most 128 bytes.
-        cupti.check("naming stall reasons", unsafe { (cupti.reasons)(&mut rp) })?;
-        let reasons: Vec<String> = names
-            .iter()
-            .map(|v| {
-                // SAFETY: CUPTI wrote a NUL-terminated name into the array.
-                unsafe { CStr::from_ptr(v.as_ptr()) }
-                    .to_string_lossy()
-                    .into_owned()
-            })
-            .collect();
+        let (index, reasons) = stall_reasons(&cupti, raw_ctx)?;
+        let n = index.len();
         let mut config_buffer = Buffer::new(PCS_PER_READ, n);
         let read = Buffer::new(PCS_PER_READ, n);
         let data_ptr = &mut *config_buffer.data as *mut SamplingData as u64;

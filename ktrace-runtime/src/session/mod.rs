@@ -170,25 +170,7 @@ impl TraceSession {
             };
             (None, device)
         };
-        // CUPTI's kernel-serialized sampling holds the host while a kernel
-        // runs, so the handshake's kernel would never get its answer.
-        if buffer.is_some() && config.clock_sync && plan.stalls > 0 && !config.quiet {
-            eprintln!(
-                "ktrace: note: PC sampling is on (KTRACE_STALLS), so this session's traces stay \
-                 on the GPU's own clock (no clock handshake)"
-            );
-        }
-        let probe = if buffer.is_some() && config.clock_sync && plan.stalls == 0 {
-            match ClockProbe::new(stream.context()) {
-                Ok(p) => Some(p),
-                Err(e) => {
-                    no_clock_sync(&e, config.quiet);
-                    None
-                }
-            }
-        } else {
-            None
-        };
+        let probe = clock_probe(stream, buffer.is_some(), &config, plan.stalls);
         let mut session = TraceSession {
             stream: stream.clone(),
             sizing: plan.sizing,
@@ -519,6 +501,37 @@ impl Drop for TraceSession {
             if let Err(e) = self.write() {
                 eprintln!("ktrace: {e}");
             }
+        }
+    }
+}
+
+/// The clock handshake of a session that traces (`tracing`) when its
+/// configuration asks for one and PC sampling is off (`stalls` 0):
+/// CUPTI's kernel-serialized sampling holds the host while a kernel runs,
+/// so the handshake's kernel would never get its answer.
+fn clock_probe(
+    stream: &Arc<CudaStream>,
+    tracing: bool,
+    config: &TraceConfig,
+    stalls: u32,
+) -> Option<ClockProbe> {
+    if !tracing || !config.clock_sync {
+        return None;
+    }
+    if stalls > 0 {
+        if !config.quiet {
+            eprintln!(
+                "ktrace: note: PC sampling is on (KTRACE_STALLS), so this session's traces stay \
+                 on the GPU's own clock (no clock handshake)"
+            );
+        }
+        return None;
+    }
+    match ClockProbe::new(stream.context()) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            no_clock_sync(&e, config.quiet);
+            None
         }
     }
 }

@@ -756,12 +756,34 @@
         el('div', { class: 'pct' },
           `${fmtInt(s.count)} spans · mean ${fmtUs(s.mean_dur)} · p50 ${fmtUs(s.percentiles.p50)} · ` +
           `p90 ${fmtUs(s.percentiles.p90)} · p99 ${fmtUs(s.percentiles.p99)} · max ${fmtUs(s.max_dur)}`),
+        ...stallLines(D.regions[r.region]),
         hist, heat));
       charts.push(() => { drawHistogram(hist, r); drawHeatmap(heat, r); });
+    }
+    if (D.stalls) {
+      const st = D.stalls;
+      const others = [st.outside, st.markers, st.unplaced].filter((g) => g.samples > 0);
+      box.append(el('div', { class: 'card' },
+        el('h3', {}, 'PC samples'),
+        el('div', { class: 'pct' },
+          `${fmtInt(st.samples)} samples of ${st.kernel} (${st.traced ? 'traced' : 'untraced'} build), ` +
+          `one every 2^${st.period_log2} cycles per SM`),
+        ...others.flatMap((g) => stallLines(g.name, g))));
     }
     for (const inp of document.querySelectorAll('input[name=heat]')) {
       inp.addEventListener('change', () => { heatBy = inp.value; drawCharts(); });
     }
+  }
+
+  // A region's stall reasons and hottest instructions (ktrace stalls).
+  function stallLines(name, group) {
+    const g = group || (D.stalls && D.stalls.regions.find((x) => x.name === name));
+    if (!g) return [];
+    const reasons = g.reasons.map(([n, , share]) => `${n} ${share.toFixed(1)}%`).join(' · ');
+    const hot = g.hottest.slice(0, 3).map((h) =>
+      el('div', { class: 'note' }, `+0x${h.offset.toString(16)} ${h.opcode} ${h.source} · ${fmtInt(h.samples)} · ${h.reason}`));
+    return [el('div', { class: 'pct stalls' },
+      `${group ? name + ': ' : ''}${fmtInt(g.samples)} PC samples (${g.share.toFixed(1)}% of the kernel's) · ${reasons}`), ...hot];
   }
 
   function drawCharts() { for (const f of charts) f(); }

@@ -259,3 +259,35 @@ fn times_round_to_the_nearest_ns_either_side_of_the_origin() {
     assert_eq!(ns_from(1000, -600), -2);
     assert_eq!(ns_from(i64::MIN, i64::MAX), (u64::MAX / 1000 + 1) as i64);
 }
+
+#[test]
+fn the_page_carries_the_stall_table_of_the_launchs_kernel_only() {
+    use crate::format::pc_map::PcMap;
+    use crate::format::stalls::PcSample;
+    let (mut launch, device, regions) = planted();
+    launch.kernel = "gemm".into();
+    let map =
+        PcMap::parse("ktrace-pcmap 1\nfile 0 /k.cu\nfunction g\n0010 1 u 0:5 HMMA\n").unwrap();
+    let samples = |kernel: &str| StallSamples {
+        kernel: kernel.into(),
+        reasons: vec!["math_pipe_throttle".into()],
+        pcs: vec![PcSample::placed("g", 0x10, vec![(0, 7)], &map)],
+        ..Default::default()
+    };
+    let opts = ReportOptions {
+        stalls: vec![samples("other"), samples("gemm")],
+        ..ReportOptions::default()
+    };
+    let d = report_data(&launch, &device, &regions, &opts).unwrap();
+    let t = d.stalls.as_ref().expect("a stall table");
+    assert_eq!((t.kernel.as_str(), t.samples), ("gemm", 7));
+    assert_eq!(t.regions[0].name, "mma");
+    assert_eq!(t.regions[0].reasons[0].0, "math_pipe_throttle");
+    let html = render_html(&d).unwrap();
+    assert!(
+        html.contains("\"stalls\":{\"kernel\":\"gemm\""),
+        "the data is in the page"
+    );
+    let none = report_data(&launch, &device, &regions, &ReportOptions::default()).unwrap();
+    assert!(none.stalls.is_none());
+}

@@ -93,8 +93,8 @@ fn stall_samples(launch: u32) -> StallSamples {
                 file: Some("/k/gemm.cu".into()),
                 line: 12,
                 opcode: "HMMA".into(),
-                previous_regions: vec![1],
-                previous_kind: PcKind::User,
+                barrier_regions: vec![1],
+                barrier_kind: PcKind::User,
             },
             PcSample {
                 function: "gemm_kernel".into(),
@@ -105,8 +105,8 @@ fn stall_samples(launch: u32) -> StallSamples {
                 file: None,
                 line: 0,
                 opcode: String::new(),
-                previous_regions: vec![],
-                previous_kind: PcKind::Unknown,
+                barrier_regions: vec![],
+                barrier_kind: PcKind::Unknown,
             },
         ],
         ..Default::default()
