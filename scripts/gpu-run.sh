@@ -10,7 +10,7 @@ if [ "${1:-}" = "--stage" ]; then
   cd "$root"
   cargo build --release --examples -p ktrace-examples && cargo build --release -p ktrace-cli || exit 1
   mkdir -p .device/bin
-  for e in spin dvfs block_sum gemm warp_specialized big_grid cc_launcher recorder_bench faults two_gpus values smem_align; do
+  for e in spin dvfs block_sum gemm warp_specialized big_grid cc_launcher recorder_bench faults two_gpus values smem_align stalls; do
     cp "target/release/examples/$e" .device/bin/
   done
   cp target/release/ktrace .device/bin/
@@ -32,6 +32,8 @@ step() { echo; echo "=== $*"; }
   done
   step "values with every recorder"; "$BIN/values"; echo "exit $?"
   step "smem_align"; KTRACE=1 "$BIN/smem_align"; echo "exit $?"
+  step "stalls (PC sampling, untraced and traced)"; KTRACE_STALLS=1 "$BIN/stalls"; echo "exit $?"
+  KTRACE=1 KTRACE_STALLS=1 KTRACE_CAPTURE=stalls_traced.ktrace "$BIN/stalls"; echo "exit $?"
   step "dvfs under load"; KTRACE=1 "$BIN/dvfs"; echo "exit $?"
   step "dvfs quiet"; KTRACE=1 KTRACE_CAPTURE=dvfs_quiet.ktrace "$BIN/dvfs" --quiet; echo "exit $?"
   step "gemm untraced 8192^3"; "$BIN/gemm"; echo "exit $?"

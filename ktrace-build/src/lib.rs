@@ -126,6 +126,19 @@
 //! processes. Without a jobserver, at most `NUM_JOBS` (else the machine's
 //! parallelism) run at once.
 //!
+//! # Instruction → region maps
+//!
+//! Every image is compiled with `-lineinfo`. After nvcc, the build runs
+//! `nvdisasm -c -g -gi` on each cubin (nvdisasm beside nvcc, on `PATH`, or
+//! in the repository's `.cuda/tools`) and writes `IMAGE.pcmap` beside it:
+//! each instruction's offset, the regions whose markers' lines enclose one
+//! of its source lines (its own or one it was inlined at), whether it is a
+//! marker's own instruction, its line and opcode ([`pc_map`]). The
+//! generated `ktrace.rs` embeds the maps (`KernelModule::traced_map`,
+//! `untraced_map`) for stall attribution (`KTRACE_STALLS`). A map is made
+//! again when its image is newer; without nvdisasm, or for a fatbin, the
+//! map says why there is none and the build warns once.
+//!
 //! # Features
 //!
 //! - `launcher-bindings`: Rust declarations of C++ launcher headers through

@@ -121,6 +121,15 @@
 //!   ranges such as `3`, `0-2`, `0,5`. The default stays `all` because a
 //!   session that ends launches asked for their traces; one that has traced
 //!   four launches of all says so once, with the memory they hold.
+//! - `KTRACE_STALLS`: sample the launches' PCs with CUPTI (stall reasons
+//!   per region, `ktrace stalls`; `docs/stalls.md`): `1` (one sample every
+//!   2^10 cycles per SM), `period:N` (every 2^N, N from 5 to 31) or `0`.
+//!   Sampling starts in [`load_module`] or [`TraceSession::new`], the
+//!   samples go into the capture (`KTRACE_CAPTURE`, else `stalls.ktrace`),
+//!   with tracing on or off ([`TraceConfig::stalls`] in code).
+//! - `KTRACE_CUPTI`: the `libcupti.so` to load when it is not found in
+//!   the toolkit (`CUDA_HOME`, `/usr/local/cuda*`), a PyPI wheel or
+//!   `LD_LIBRARY_PATH`.
 //!
 //! # Features
 //!

@@ -39,6 +39,7 @@ fn the_documented_python_reader_agrees_with_ktrace() {
         "sample_v1.ktrace",
         "h200_two_gpus_gpu0.ktrace",
         "h200_gemm2048_anchors.ktrace",
+        "h200_stalls_planted.ktrace",
     ]
     .iter()
     .map(|f| data.join(f))
@@ -49,6 +50,7 @@ fn the_documented_python_reader_agrees_with_ktrace() {
         "{code}\nfnv = lambda b: __import__('functools').reduce(lambda h, x: ((h ^ x) * 0x100000001b3) % (1 << 64), b, 0xcbf29ce484222325)\n\
          for f in {paths:?}:\n    d, sms, khz, regions, syncs, launches, x = read_capture(f)\n    \
          print(f.rsplit('/', 1)[-1], d, len(syncs), len(launches), len(x['steps']), len(x['sites']), x['end'] and x['end'][0], \
+         len(x['stalls']), sum(n for s in x['stalls'] for p in s['pcs'] for r, n in p['counts'] if not s['reasons'][r].endswith('_not_issued')), \
          ' '.join('%s:%d:%s' % (l['kernel'] or '-', fnv(l['raw']), l['origin'] and l['origin'][1]) for l in launches))\n",
     );
     let out = Command::new("python3")
@@ -80,14 +82,26 @@ fn the_documented_python_reader_agrees_with_ktrace() {
                 Some(StreamEnd::Closed) => "closed",
                 Some(StreamEnd::Cut { .. }) => "cut",
             };
+            let samples: u64 = c
+                .stalls
+                .iter()
+                .flat_map(|s| {
+                    s.pcs
+                        .iter()
+                        .flat_map(|p| &p.counts)
+                        .filter(|(r, _)| s.counts_reason(*r))
+                        .map(|&(_, n)| u64::from(n))
+                })
+                .sum();
             format!(
-                "{} {} {} {} {} {} {end} {}\n",
+                "{} {} {} {} {} {} {end} {} {samples} {}\n",
                 f.file_name().unwrap().to_string_lossy(),
                 c.device.name,
                 c.clock_syncs.len(),
                 c.launches.len(),
                 c.steps.len(),
                 c.sites.len(),
+                c.stalls.len(),
                 ls.join(" ")
             )
         })

@@ -136,9 +136,8 @@ struct Cupti {
 
 /// Where CUPTI is looked for, in order: `KTRACE_CUPTI`, the toolkit of
 /// `CUDA_HOME` / `CUDA_PATH`, `/usr/local/cuda` and `/usr/local/cuda-*`
-/// (newest first), then the loader's own
-/// search (`LD_LIBRARY_PATH`, the PyPI wheel's directory when it is on
-/// it).
+/// (newest first), PyPI's wheel in the Python library directories, then
+/// the loader's own search (`LD_LIBRARY_PATH`).
 fn candidates() -> Vec<String> {
     let mut c = Vec::new();
     if let Some(p) = var(ENV_CUPTI) {
@@ -170,12 +169,46 @@ fn candidates() -> Vec<String> {
             }
         }
     }
+    c.extend(python_wheels());
     c.extend([
         "libcupti.so".into(),
         "libcupti.so.13".into(),
         "libcupti.so.12".into(),
     ]);
     c
+}
+
+/// PyPI's `nvidia-cuda-cupti` wheels in the usual Python library
+/// directories (a virtual environment's, the user's, the system's).
+fn python_wheels() -> Vec<String> {
+    let mut bases: Vec<String> = Vec::new();
+    if let Some(v) = var("VIRTUAL_ENV") {
+        bases.push(format!("{}/lib", v.to_string_lossy()));
+    }
+    if let Some(h) = var("HOME") {
+        bases.push(format!("{}/.local/lib", h.to_string_lossy()));
+    }
+    bases.extend(["/usr/local/lib".into(), "/usr/lib".into()]);
+    let mut out = Vec::new();
+    for base in bases {
+        let Ok(dir) = std::fs::read_dir(&base) else {
+            continue;
+        };
+        let mut pythons: Vec<String> = dir
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("python3"))
+            .collect();
+        pythons.sort_unstable();
+        for py in pythons {
+            for packages in ["site-packages", "dist-packages"] {
+                let root = format!("{base}/{py}/{packages}/nvidia");
+                out.push(format!("{root}/cu13/lib/libcupti.so.13"));
+                out.push(format!("{root}/cuda_cupti/lib/libcupti.so.12"));
+            }
+        }
+    }
+    out
 }
 
 /// The function `name` of the library `handle` (opened from `path`), as
@@ -549,6 +582,38 @@ impl Drop for PcSampler {
         for n in self.names.drain(..) {
             // SAFETY: malloc'd by CUPTI, freed once, after sampling ended.
             unsafe { libc::free(n.cast()) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_cupti_is_an_error_naming_what_was_searched() {
+        let tried = candidates();
+        assert!(
+            tried.iter().any(|c| c.starts_with("/usr/local/cuda/")),
+            "{tried:?}"
+        );
+        assert_eq!(tried.last().map(String::as_str), Some("libcupti.so.12"));
+        match Cupti::load() {
+            Ok(c) => eprintln!(
+                "CUPTI found at {} here: the missing case is not checked",
+                c.path
+            ),
+            Err(e) => {
+                let e = e.to_string();
+                assert!(
+                    e.starts_with("PC sampling: CUPTI (libcupti.so) was not found"),
+                    "{e}"
+                );
+                assert!(
+                    e.contains("KTRACE_CUPTI") && e.contains("/usr/local/cuda/"),
+                    "{e}"
+                );
+            }
         }
     }
 }
