@@ -26,7 +26,7 @@ pub(crate) fn spans(scanned: &[SourceFile], table: &RegionTable) -> Vec<RegionSp
 }
 
 /// Writes the map of every image whose map is missing, older than the
-/// image, or says there is none. `nvcc` locates `nvdisasm` (beside it,
+/// image or than the running build script, or says there is none. `nvcc` locates `nvdisasm` (beside it,
 /// else on `PATH`, else where `scripts/setup-cuda.sh` puts it); without it, or for a fatbin, the map says why there is
 /// none, with one warning.
 pub(crate) fn write_maps(
@@ -56,7 +56,12 @@ pub(crate) fn write_maps(
             Some(tool) => disassemble(tool, image).map(|text| {
                 let mut d = pc_map::parse_disassembly(&text);
                 d.files = d.files.iter().map(|f| canonical(f)).collect();
-                pc_map::map(&d, spans, |f| f.starts_with(&include_dir)).render()
+                let lines = |f: &Path| {
+                    std::fs::read(f)
+                        .ok()
+                        .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u32 + 1)
+                };
+                pc_map::map(&d, spans, |f| f.starts_with(&include_dir), lines).render()
             }),
         }
     });
@@ -91,7 +96,10 @@ fn is_stale(image: &Path) -> bool {
     let says_none = std::fs::read_to_string(&map)
         .map(|t| t.lines().nth(1).map_or(true, |l| l.starts_with("none")))
         .unwrap_or(true);
-    m < i || says_none
+    // A build script newer than the map was rebuilt, ktrace-build with it:
+    // its maps may differ.
+    let script = std::env::current_exe().ok().and_then(|p| modified(&p));
+    m < i || says_none || script.is_some_and(|s| m < s)
 }
 
 fn find_nvdisasm(nvcc: &Path) -> Option<PathBuf> {

@@ -302,14 +302,21 @@ pub struct PcMap {
 }
 
 /// Joins a disassembly with the region spans of the kernel sources.
-/// `is_ktrace_header` says whether a file is one of ktrace's device headers.
+/// `is_ktrace_header` says whether a file is one of ktrace's device headers;
+/// `line_count` gives a file's number of lines, when known: a location past
+/// its file's end is dropped (an instruction left with none is unknown).
 pub fn map(
     disassembly: &Disassembly,
     spans: &[RegionSpan],
     is_ktrace_header: impl Fn(&Path) -> bool,
+    line_count: impl Fn(&Path) -> Option<u32>,
 ) -> PcMap {
     let files = &disassembly.files;
     let ktrace: Vec<bool> = files.iter().map(|f| is_ktrace_header(f)).collect();
+    let lines: Vec<Option<u32>> = files.iter().map(|f| line_count(f)).collect();
+    // A line past its file's end is one the line table got wrong (nvcc
+    // names the including file for some of a header's lines): not trusted.
+    let real = |&(file, line): &(usize, u32)| lines[file].map_or(true, |n| line <= n);
     let functions = disassembly
         .functions
         .iter()
@@ -318,8 +325,8 @@ pub fn map(
                 .instructions
                 .iter()
                 .map(|i| {
-                    let mut regions: Vec<u16> = i
-                        .frames
+                    let frames: Vec<(usize, u32)> = i.frames.iter().copied().filter(real).collect();
+                    let mut regions: Vec<u16> = frames
                         .iter()
                         .flat_map(|&(file, line)| {
                             spans.iter().filter(move |s| {
@@ -331,9 +338,9 @@ pub fn map(
                         .collect();
                     regions.sort_unstable();
                     regions.dedup();
-                    let kind = if i.frames.is_empty() {
+                    let kind = if frames.is_empty() {
                         PcKind::Unknown
-                    } else if i.frames.iter().any(|&(file, _)| ktrace[file]) {
+                    } else if frames.iter().any(|&(file, _)| ktrace[file]) {
                         PcKind::Marker
                     } else {
                         PcKind::User
@@ -342,7 +349,7 @@ pub fn map(
                         offset: i.offset,
                         regions,
                         kind,
-                        location: i.frames.first().copied(),
+                        location: frames.first().copied(),
                         opcode: i.opcode.clone(),
                     }
                 })

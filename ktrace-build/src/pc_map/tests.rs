@@ -106,7 +106,7 @@ fn an_instruction_is_in_every_region_around_any_of_its_lines() {
     };
     // "load" around the call at line 32, "reduce" inside the helper
     let spans = [span(1, 32, 32), span(2, 18, 19)];
-    let m = map(&d, &spans, |f| f.starts_with("/inc"));
+    let m = map(&d, &spans, |f| f.starts_with("/inc"), |_| None);
     let (name, entries) = &m.functions[0];
     assert_eq!(name, "block_sum_512");
     let got: Vec<(u32, Vec<u16>, PcKind)> = entries
@@ -141,4 +141,17 @@ fn an_instruction_is_in_every_region_around_any_of_its_lines() {
         PcMap::none("no nvdisasm\nfound"),
         "ktrace-pcmap 1\nnone no nvdisasm found\n"
     );
+}
+
+#[test]
+fn a_location_past_its_files_end_is_not_trusted() {
+    let d = parse_disassembly(LISTING);
+    // block_sum.cu has 30 lines here: line 31 and 32 are the line table's
+    // mistakes, line 19 and 20 are real.
+    let lines = |f: &Path| (f == Path::new("/k/block_sum.cu")).then_some(30);
+    let m = map(&d, &[], |f| f.starts_with("/inc"), lines);
+    let e = &m.functions[0].1;
+    assert_eq!((e[0].kind, e[0].location), (PcKind::Unknown, None));
+    assert_eq!((e[1].kind, e[1].location), (PcKind::User, Some((0, 19))));
+    assert_eq!(e[3].kind, PcKind::Marker);
 }
