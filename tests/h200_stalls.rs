@@ -138,13 +138,7 @@ fn ncu_samples(rows: &[NcuRow], function: &str, map: &PcMap) -> StallSamples {
 fn per_pc(s: &StallSamples) -> BTreeMap<u64, u64> {
     let mut m = BTreeMap::new();
     for pc in &s.pcs {
-        let n: u64 = pc
-            .counts
-            .iter()
-            .filter(|(r, _)| s.counts_reason(*r))
-            .map(|&(_, n)| u64::from(n))
-            .sum();
-        *m.entry(pc.offset).or_default() += n;
+        *m.entry(pc.offset).or_default() += s.pc_samples(pc);
     }
     m
 }

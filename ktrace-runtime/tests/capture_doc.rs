@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use ktrace_runtime::format::capture::{Capture, HostStep, LaunchOrigin, SiteRecord, StreamEnd};
+use ktrace_runtime::format::stalls::StallSamples;
 
 fn fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
@@ -82,17 +83,7 @@ fn the_documented_python_reader_agrees_with_ktrace() {
                 Some(StreamEnd::Closed) => "closed",
                 Some(StreamEnd::Cut { .. }) => "cut",
             };
-            let samples: u64 = c
-                .stalls
-                .iter()
-                .flat_map(|s| {
-                    s.pcs
-                        .iter()
-                        .flat_map(|p| &p.counts)
-                        .filter(|(r, _)| s.counts_reason(*r))
-                        .map(|&(_, n)| u64::from(n))
-                })
-                .sum();
+            let samples: u64 = c.stalls.iter().map(StallSamples::samples).sum();
             format!(
                 "{} {} {} {} {} {} {end} {} {samples} {}\n",
                 f.file_name().unwrap().to_string_lossy(),

@@ -134,6 +134,20 @@ impl StallSamples {
             .is_some_and(|r| !r.ends_with(NOT_ISSUED_SUFFIX))
     }
 
+    /// The samples at `pc`, each once (the `_not_issued` repeats left out).
+    pub fn pc_samples(&self, pc: &PcSample) -> u64 {
+        pc.counts
+            .iter()
+            .filter(|(r, _)| self.counts_reason(*r))
+            .map(|&(_, n)| u64::from(n))
+            .sum()
+    }
+
+    /// The launch's samples, each once.
+    pub fn samples(&self) -> u64 {
+        self.pcs.iter().map(|pc| self.pc_samples(pc)).sum()
+    }
+
     /// The record's payload.
     pub(crate) fn to_payload(&self) -> Vec<u8> {
         serde_json::to_vec(self).expect("stall samples serialize")

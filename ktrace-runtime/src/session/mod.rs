@@ -27,6 +27,7 @@ use crate::format::capture::{Capture, DeviceInfo, HostSpan, LaunchCapture};
 use crate::format::layout::KtraceArg;
 use crate::format::regions::Regions;
 use crate::format::shape::LaunchShape;
+use crate::format::stalls::StallSamples;
 use crate::settings::{var, LaunchSelection, Overrides};
 use crate::sizing::{bytes_text, Sizing};
 use crate::switch::enabled;
@@ -348,18 +349,7 @@ impl TraceSession {
         self.save_capture(&path)?;
         self.stalls_written = self.capture.stalls.len();
         if !self.quiet {
-            let samples: u64 = self
-                .capture
-                .stalls
-                .iter()
-                .flat_map(|s| {
-                    s.pcs
-                        .iter()
-                        .flat_map(|p| &p.counts)
-                        .filter(|(r, _)| s.counts_reason(*r))
-                        .map(|&(_, n)| u64::from(n))
-                })
-                .sum();
+            let samples: u64 = self.capture.stalls.iter().map(StallSamples::samples).sum();
             eprintln!(
                 "ktrace: PC samples of {} launch(es), {samples} in all -> {} (read them with \
                  `ktrace stalls {}`)",
