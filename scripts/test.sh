@@ -16,6 +16,10 @@ source .cuda/env.sh
 export KTRACE_REQUIRE_NVCC=1
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
+# The builder example crates are workspaces of their own.
+for crate in examples/builders/*/; do
+    cargo fmt --manifest-path "$crate/Cargo.toml" -- --check
+done
 echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 echo "== no source file over 800 lines, no function over 80"

@@ -9,33 +9,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::strip_markers;
 use ktrace_build::nvcc::{Arch, NvccJob, Variant};
-use ktrace_build::scan::{invocations, scan_source};
+use ktrace_build::scan::scan_source;
 use ktrace_build::test_support::cuda_tools;
-
-/// Deletes every marker invocation, `KTRACE_OPEN(...)` and `KTRACE_FLUSH()`,
-/// and the context passed to helpers (`, KTRACE_CTX_PARAM` in a parameter
-/// list, `, KTRACE_CTX` in a call).
-fn strip_markers(path: &Path, src: &str) -> String {
-    let mut names: Vec<&str> = ktrace_build::scan::MARKERS.to_vec();
-    names.extend(["KTRACE_OPEN", "KTRACE_FLUSH"]);
-    let spans = invocations(src, &names);
-    let mut out = String::new();
-    let mut at = 0;
-    for s in spans {
-        out.push_str(&src[at..s.start]);
-        at = s.end;
-    }
-    out.push_str(&src[at..]);
-    let out = out
-        .replace(", KTRACE_CTX_PARAM", "")
-        .replace(", KTRACE_CTX", "");
-    assert!(
-        scan_source(path, &out).unwrap().is_empty() && invocations(&out, &names).is_empty(),
-        "markers left after stripping:\n{out}"
-    );
-    out
-}
 
 /// The instructions of every function, without addresses or encodings.
 fn sass(cuobjdump: &Path, cubin: &Path) -> Vec<String> {

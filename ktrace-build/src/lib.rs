@@ -139,6 +139,16 @@
 //! again when its image is newer; without nvdisasm, or for a fatbin, the
 //! map says why there is none and the build warns once.
 //!
+//! # Kernels compiled by another builder
+//!
+//! A crate whose kernels cudaforge, bindgen_cuda or a hand-written nvcc
+//! call compiles keeps that builder: [`Build::generate`] writes the
+//! headers and `ktrace.rs` without running nvcc and returns a
+//! [`Generated`] with each variant's output directory and nvcc arguments.
+//! Run the builder once per variant; each kernel source's `STEM.ptx` in
+//! the two directories becomes the module `kernels::STEM`. The
+//! repository's `examples/builders/` holds a crate for each builder.
+//!
 //! # Features
 //!
 //! - `launcher-bindings`: Rust declarations of C++ launcher headers through
@@ -154,6 +164,7 @@ pub mod env;
 mod error;
 mod executable;
 mod execute;
+pub mod generate;
 mod kernel_variant;
 mod launcher;
 mod manifest;
@@ -176,6 +187,7 @@ use plan::Plan;
 use scan::SourceFile;
 
 pub use error::Error;
+pub use generate::Generated;
 pub use kernel_variant::KernelVariant;
 pub use manifest::Freshness;
 pub use nvcc::{Arch, Variant};

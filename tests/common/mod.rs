@@ -1,9 +1,14 @@
 //! Helpers shared by the tests that read SASS: reading a cubin's
-//! instructions. Finding cuobjdump (or skipping) is
+//! instructions, and a kernel source with its markers deleted. Finding cuobjdump (or skipping) is
 //! `ktrace_build::test_support::cuda_tools`.
+
+// Each test file uses some of these helpers.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::Command;
+
+use ktrace_build::scan::{invocations, scan_source};
 
 /// `(address, instruction)` of every instruction in `cubin` (of one
 /// function when `function` is given), without encodings or the `;`.
@@ -35,4 +40,28 @@ pub fn sass(tool: &Path, cubin: &Path, function: Option<&str>) -> Vec<(u64, Stri
             (!instr.is_empty()).then_some((addr, instr))
         })
         .collect()
+}
+
+/// Deletes every marker invocation, `KTRACE_OPEN(...)` and `KTRACE_FLUSH()`,
+/// and the context passed to helpers (`, KTRACE_CTX_PARAM` in a parameter
+/// list, `, KTRACE_CTX` in a call).
+pub fn strip_markers(path: &Path, src: &str) -> String {
+    let mut names: Vec<&str> = ktrace_build::scan::MARKERS.to_vec();
+    names.extend(["KTRACE_OPEN", "KTRACE_FLUSH"]);
+    let spans = invocations(src, &names);
+    let mut out = String::new();
+    let mut at = 0;
+    for s in spans {
+        out.push_str(&src[at..s.start]);
+        at = s.end;
+    }
+    out.push_str(&src[at..]);
+    let out = out
+        .replace(", KTRACE_CTX_PARAM", "")
+        .replace(", KTRACE_CTX", "");
+    assert!(
+        scan_source(path, &out).unwrap().is_empty() && invocations(&out, &names).is_empty(),
+        "markers left after stripping:\n{out}"
+    );
+    out
 }

@@ -55,7 +55,7 @@ pub fn load_module_variant(
     traced: bool,
 ) -> Result<Arc<CudaModule>> {
     super::stalls::loading(ctx, m, traced)?;
-    ctx.load_module(Ptx::from_binary(m.image(traced).to_vec()))
+    ctx.load_module(Ptx::from_binary(m.loadable_image(traced)))
         .map_err(driver("loading a kernel module"))
 }
 
