@@ -4,7 +4,10 @@
 #     from PyPI into .cuda/13.0 (CUDA 13.0 matches driver 580; a newer nvcc
 #     emits PTX that driver cannot load);
 #   - cuobjdump and nvdisasm (13.2 reads 13.0 cubins) into .cuda/tools;
-#   - libclang (for bindgen, used by the `launcher-bindings` feature).
+#   - with --bindings, libclang (for bindgen, used by the `launcher-bindings`
+#     feature, which this repository's examples use: scripts/test.sh passes
+#     it); Debian's package, through apt-get. Without the flag nothing is
+#     installed outside .cuda/ and no root is needed.
 # Prints the environment to use. Safe to run again: it skips what is there.
 # Pinned versions are listed in DEVELOPERS.md.
 set -euo pipefail
@@ -12,6 +15,13 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cuda_dir="$root/.cuda/13.0"
 tools_dir="$root/.cuda/tools"
 py="${PYTHON:-python3}"
+bindings=0
+for arg in "$@"; do
+  case "$arg" in
+    --bindings) bindings=1 ;;
+    *) echo "setup-cuda: unknown argument $arg (the one flag is --bindings)" >&2; exit 2 ;;
+  esac
+done
 
 pip_install() {
   local target="$1"; shift
@@ -40,7 +50,9 @@ have_libclang() {
   ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/x86_64-linux-gnu/libclang*.so* 2>/dev/null \
     | grep -q 'libclang\(-[0-9.]*\)\?\.so'
 }
-if have_libclang; then
+if [ "$bindings" = 0 ]; then
+  : # libclang only for --bindings
+elif have_libclang; then
   echo "setup-cuda: libclang present"
 else
   echo "setup-cuda: installing libclang-dev (bindgen needs it)"

@@ -10,7 +10,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-scripts/setup-cuda.sh
+# The examples build their launcher bindings with bindgen: libclang too.
+scripts/setup-cuda.sh --bindings
 # shellcheck disable=SC1091
 source .cuda/env.sh
 export KTRACE_REQUIRE_NVCC=1

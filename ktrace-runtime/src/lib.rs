@@ -96,7 +96,9 @@
 //!   not name one (default `trace.json`).
 //! - `KTRACE_CAPTURE`: save a capture file (`.ktrace`) of every launch there,
 //!   when the [`TraceConfig`] does not name one. Read it with
-//!   `ktrace export`, `ktrace summary` and `ktrace diff`.
+//!   `ktrace export`, `ktrace summary` and `ktrace diff`. Set alone (no
+//!   `KTRACE_OUT`, neither path in the [`TraceConfig`]), the session writes
+//!   the capture only, no trace.
 //!
 //! These override the [`TraceConfig`] when set, so a traced program can be
 //! steered without a rebuild. A value that is none of the forms is an

@@ -48,7 +48,9 @@ pub struct TraceConfig {
     /// Perfetto trace holding every launch of the session instead, each a
     /// group with the kernel's name and its host enqueue-to-completion span,
     /// on the host's `CLOCK_REALTIME` (through the session's clock syncs).
-    /// `None`: `KTRACE_OUT`, or else `trace.json`.
+    /// `None`: `KTRACE_OUT`, or else `trace.json` — or no trace at all when
+    /// `KTRACE_CAPTURE` is set and neither this, `KTRACE_OUT` nor
+    /// [`TraceConfig::capture`] is (the capture only).
     pub output: Option<PathBuf>,
     /// Capture file saved by
     /// [`TraceSession::finish`](crate::session::TraceSession::finish). `None`:
@@ -163,9 +165,71 @@ impl TraceConfig {
     }
 }
 
+/// Where a session writes: the trace (`None`: none) and the capture.
+/// The trace is [`TraceConfig::output`], else `KTRACE_OUT` (`env_out`),
+/// else `trace.json` — except that `KTRACE_CAPTURE` (`env_capture`) alone,
+/// with no trace and no capture asked for in the configuration, writes the
+/// capture only (a traced run of a big kernel would otherwise write
+/// hundreds of MB of JSON that `ktrace export` can make later). The capture
+/// is [`TraceConfig::capture`], else `KTRACE_CAPTURE`.
+pub(crate) fn outputs(
+    config: &TraceConfig,
+    env_out: Option<PathBuf>,
+    env_capture: Option<PathBuf>,
+) -> (Option<PathBuf>, Option<PathBuf>) {
+    let output = config.output.clone().or(env_out);
+    let capture_only = output.is_none() && config.capture.is_none() && env_capture.is_some();
+    let capture = config.capture.clone().or(env_capture);
+    if capture_only {
+        (None, capture)
+    } else {
+        (
+            Some(output.unwrap_or_else(|| PathBuf::from("trace.json"))),
+            capture,
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ktrace_capture_alone_writes_the_capture_only() {
+        let p = |s: &str| Some(PathBuf::from(s));
+        let plain = TraceConfig::new((1, 1, 1), (32, 1, 1));
+        // Nothing asked: the default trace, no capture.
+        assert_eq!(outputs(&plain, None, None), (p("trace.json"), None));
+        // KTRACE_CAPTURE alone: the capture only.
+        assert_eq!(outputs(&plain, None, p("a.ktrace")), (None, p("a.ktrace")));
+        // With KTRACE_OUT too: both.
+        assert_eq!(
+            outputs(&plain, p("t.pftrace"), p("a.ktrace")),
+            (p("t.pftrace"), p("a.ktrace"))
+        );
+        // A capture asked for in code keeps the default trace; the
+        // environment's capture path wins over no path in code only.
+        let coded = TraceConfig {
+            capture: p("coded.ktrace"),
+            ..TraceConfig::new((1, 1, 1), (32, 1, 1))
+        };
+        assert_eq!(
+            outputs(&coded, None, None),
+            (p("trace.json"), p("coded.ktrace"))
+        );
+        assert_eq!(
+            outputs(&coded, None, p("env.ktrace")),
+            (p("trace.json"), p("coded.ktrace"))
+        );
+        let traced = TraceConfig {
+            output: p("mine.json"),
+            ..TraceConfig::new((1, 1, 1), (32, 1, 1))
+        };
+        assert_eq!(
+            outputs(&traced, None, p("a.ktrace")),
+            (p("mine.json"), p("a.ktrace"))
+        );
+    }
     use crate::sizing::{Fit, CAP_FLOOR};
 
     fn saxpy() -> TraceConfig {

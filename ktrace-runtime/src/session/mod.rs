@@ -97,7 +97,8 @@ pub struct TraceSession {
     /// The device, the regions, the launches recorded so far and the clock
     /// syncs: what a capture file of the session holds.
     capture: Capture,
-    output: PathBuf,
+    /// The trace file; `None`: the capture only.
+    output: Option<PathBuf>,
     capture_path: Option<PathBuf>,
     export: ExportOptions,
     quiet: bool,
@@ -145,15 +146,11 @@ impl TraceSession {
     ) -> Result<Self> {
         let plan = config.plan(&Overrides::from_env()?)?;
         let shape = plan.sizing.shape;
-        let output = config
-            .output
-            .clone()
-            .or_else(|| var(ENV_OUT).map(PathBuf::from))
-            .unwrap_or_else(|| PathBuf::from("trace.json"));
-        let capture_path = config
-            .capture
-            .clone()
-            .or_else(|| var(ENV_CAPTURE).map(PathBuf::from));
+        let (output, capture_path) = config::outputs(
+            &config,
+            var(ENV_OUT).map(PathBuf::from),
+            var(ENV_CAPTURE).map(PathBuf::from),
+        );
         if plan.stalls > 0 {
             stalls::start(stream.context(), plan.stalls)?;
         }
@@ -397,11 +394,46 @@ impl TraceSession {
         if self.pending.get() {
             self.finish_launch()?;
         }
+        let reports = match self.output.clone() {
+            Some(output) => self.write_traces(&output)?,
+            None => Vec::new(),
+        };
+        if let Some(path) = &self.capture_path {
+            if !self.capture.launches.is_empty() {
+                self.save_capture(path)?;
+                if !self.quiet {
+                    eprintln!(
+                        "ktrace: capture of {} launch(es) -> {}",
+                        self.capture.launches.len(),
+                        path.display()
+                    );
+                }
+                self.stalls_written = self.capture.stalls.len();
+                if self.output.is_none() {
+                    if !self.quiet {
+                        eprintln!(
+                            "ktrace: no trace written (KTRACE_CAPTURE alone); `ktrace export {}` \
+                             makes one",
+                            path.display()
+                        );
+                    }
+                    self.written = self.capture.launches.len();
+                }
+            }
+        }
+        self.write_stalls()?;
+        Ok(reports)
+    }
+
+    /// Writes the trace and summary of every launch not yet written to
+    /// `output` (a Perfetto trace rewritten whole, or one Chrome trace per
+    /// launch), printing a line per file unless quiet.
+    fn write_traces(&mut self, output: &Path) -> Result<Vec<ExportReport>> {
         let mut reports = Vec::new();
         // A Perfetto trace is one timeline of every launch so far, on the
         // host's clock (rewritten whole); Chrome traces are the launches
         // not yet written, one file each.
-        let perfetto = is_perfetto_path(&self.output);
+        let perfetto = is_perfetto_path(output);
         let axis = if perfetto {
             HostAxis::new(&self.capture.clock_syncs)?
         } else {
@@ -427,7 +459,7 @@ impl TraceSession {
             TraceFormat::Chrome
         };
         let files = if self.written < self.capture.launches.len() {
-            plan(launches, &self.output, format, ChromeNames::ByLaunch)
+            plan(launches, output, format, ChromeNames::ByLaunch)
         } else {
             Vec::new()
         };
@@ -444,20 +476,6 @@ impl TraceSession {
                 self.written += 1;
             }
         }
-        if let Some(path) = &self.capture_path {
-            if !self.capture.launches.is_empty() {
-                self.save_capture(path)?;
-                if !self.quiet {
-                    eprintln!(
-                        "ktrace: capture of {} launch(es) -> {}",
-                        self.capture.launches.len(),
-                        path.display()
-                    );
-                }
-                self.stalls_written = self.capture.stalls.len();
-            }
-        }
-        self.write_stalls()?;
         Ok(reports)
     }
 
