@@ -234,32 +234,7 @@ pub(crate) fn plan(
     let root = out_dir.join("ktrace");
     let out_dirs = [root.join("traced"), root.join("untraced")];
     let map_path = root.join("prebuilt.pcmap");
-    let quoted = |p: &Path| format!("{:?}", p.display().to_string());
-    let mut entries = Vec::new();
-    let mut module_paths = Vec::new();
-    // plan::plan has named every module and refused two with one constant.
-    for (name, _, _) in &base.modules {
-        let [t, u] = out_dirs
-            .each_ref()
-            .map(|d| d.join(format!("{name}.{IMAGE_EXTENSION}")));
-        let source = modules
-            .iter()
-            .find(|s| s.file_stem().and_then(|x| x.to_str()) == Some(name))
-            .map(|s| s.display().to_string())
-            .unwrap_or_default();
-        entries.push(ModuleEntry {
-            name: name.clone(),
-            const_name: codegen::const_name(name),
-            source,
-            archs: "the architecture its builder chose (PTX, compiled by the driver at load)"
-                .to_string(),
-            traced_path: quoted(&t),
-            untraced_path: quoted(&u),
-            traced_map_path: quoted(&map_path),
-            untraced_map_path: quoted(&map_path),
-        });
-        module_paths.push((name.clone(), t, u));
-    }
+    let (entries, module_paths) = module_entries(&base.modules, modules, &out_dirs, &map_path);
     let rust = codegen::rust_file(&base.table, &entries).map_err(Error::Render)?;
     let regions_header = base
         .headers
@@ -291,6 +266,44 @@ pub(crate) fn plan(
             includes: includes.to_vec(),
         },
     })
+}
+
+/// Each named module's entry in `ktrace.rs` and its two image paths: the
+/// images another builder writes into `out_dirs`, one map (`map_path`) for
+/// both variants.
+fn module_entries(
+    named: &[(String, PathBuf, PathBuf)],
+    modules: &[PathBuf],
+    out_dirs: &[PathBuf; 2],
+    map_path: &Path,
+) -> (Vec<ModuleEntry>, Vec<(String, PathBuf, PathBuf)>) {
+    let quoted = |p: &Path| format!("{:?}", p.display().to_string());
+    let mut entries = Vec::new();
+    let mut module_paths = Vec::new();
+    // plan::plan has named every module and refused two with one constant.
+    for (name, _, _) in named {
+        let [t, u] = out_dirs
+            .each_ref()
+            .map(|d| d.join(format!("{name}.{IMAGE_EXTENSION}")));
+        let source = modules
+            .iter()
+            .find(|s| s.file_stem().and_then(|x| x.to_str()) == Some(name))
+            .map(|s| s.display().to_string())
+            .unwrap_or_default();
+        entries.push(ModuleEntry {
+            name: name.clone(),
+            const_name: codegen::const_name(name),
+            source,
+            archs: "the architecture its builder chose (PTX, compiled by the driver at load)"
+                .to_string(),
+            traced_path: quoted(&t),
+            untraced_path: quoted(&u),
+            traced_map_path: quoted(map_path),
+            untraced_map_path: quoted(map_path),
+        });
+        module_paths.push((name.clone(), t, u));
+    }
+    (entries, module_paths)
 }
 
 /// Writes a [`GeneratePlan`]. Where a variant's stamp differs from the
