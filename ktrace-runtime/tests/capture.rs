@@ -330,3 +330,34 @@ fn messages_carry_their_cause_once_and_no_prefix() {
     assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
     assert!(text.ends_with(&format!(": {io}")), "{text}");
 }
+
+#[test]
+fn compact_slots_that_run_past_the_end_of_a_version_2_file_are_a_truncation() {
+    // The committed format-2 capture, its last launch's stored length made
+    // 64 bytes shorter and the file cut to match: the record's own length
+    // fits, but its slots' metadata asks for bytes the file does not hold.
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/h200_gemm2048_v2.ktrace");
+    let Ok(mut b) = std::fs::read(&path) else {
+        eprintln!("no tests/data beside this crate (packaged build); skipped");
+        return;
+    };
+    let cap = Capture::from_bytes(&b).unwrap();
+    let raw_len = cap.launches.last().unwrap().raw.len() as u64;
+    let at = b
+        .windows(8)
+        .rposition(|w| w == raw_len.to_le_bytes())
+        .expect("the last launch's raw length");
+    let stored = u64::from_le_bytes(b[at + 8..at + 16].try_into().unwrap());
+    assert!(stored < raw_len && stored < b.len() as u64, "{stored}");
+    b[at + 8..at + 16].copy_from_slice(&(stored - 64).to_le_bytes());
+    b.truncate(b.len() - 64);
+    let e = Capture::from_bytes(&b).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        matches!(e, Error::Truncated { ref what, needed, available, .. }
+            if what.contains("slots") && needed > available),
+        "{msg}"
+    );
+    assert!(msg.contains("at byte"), "{msg}");
+}

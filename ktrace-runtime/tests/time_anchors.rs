@@ -273,3 +273,37 @@ fn an_overflowed_ring_whose_flush_pair_is_rejected_hangs_from_its_one_anchor() {
         );
     }
 }
+
+#[test]
+fn a_long_gap_at_a_slow_clock_gets_the_turns_the_flush_allows() {
+    // A warp at 1.5 GHz, 25% below the launch's 2 GHz (two healthy warps
+    // give the launch its rate), with 12 s between two anchored events:
+    // 4.19 turns of 2^32 cycles, of which the 32-bit clock shows 0.19.
+    // The launch's rate expects 5.59 turns, so it alone would add 5; the
+    // flush pair's full clock leaves room for 4 only.
+    let gap: u64 = 18_000_000_000;
+    let w = SynthWarp::new(0, 0)
+        .rate(2, 3)
+        .begin(100, 1)
+        .mark(600, 2)
+        .end(gap + 600, 1)
+        .mark(gap + 900, 2)
+        .anchors(4096);
+    let healthy = |warp| {
+        let mut h = SynthWarp::new(0, warp).anchors(4096);
+        for i in 1..=600 {
+            h = h.mark(i * 1000, 0);
+        }
+        h
+    };
+    let l = SynthLaunch::all_traced(1, 96, 2048)
+        .with(w.clone())
+        .with(healthy(1))
+        .with(healthy(2));
+    let d = with_model(&l, TimeModel::Anchors, 2);
+    assert_eq!(kinds(&d), ["clock_wrap_placed"]);
+    assert!(worst_error(&d, &w) <= 1_000, "{}", worst_error(&d, &w));
+    // 12.000000334 s (the events' whole-ns globaltimers), not 2.86 s later.
+    let truth = (w.ns_at(gap + 600) - w.ns_at(100)) * 1000;
+    assert_eq!(d.warps[0].spans[0].dur_ps(), truth);
+}

@@ -445,9 +445,10 @@ pub(crate) struct PointCheck {
 /// - where the globaltimer says far more time passed between neighbours
 ///   than their clocks do, the 32-bit event clock wrapped unseen: the later
 ///   point and everything after it move by whole turns of 2^32 cycles (the
-///   turn count closest to the reference rate), and `shift(index, cycles)`
-///   is called with the later point's index in the input order so that the
-///   caller moves its events too;
+///   turn count closest to the reference rate, but never so many that a
+///   point would pass the flush pair, whose full clock bounds them), and
+///   `shift(index, cycles)` is called with the later point's index in the
+///   input order so that the caller moves its events too;
 /// - a point that implies a rate outside a quarter to four times the
 ///   reference is dropped.
 pub(crate) fn check_points(
@@ -459,6 +460,17 @@ pub(crate) fn check_points(
     let mut kept: Vec<(u32, TimerPoint)> = Vec::with_capacity(points.len());
     let mut extra: i128 = 0;
     let turn: i128 = 1 << 32;
+    // The flush pair's full clock, and the last other point's: turns added
+    // before the flush may not carry the last point past it.
+    let flush = points
+        .iter()
+        .find(|(i, _)| *i == u32::MAX)
+        .map(|(_, p)| p.clock);
+    let last = points
+        .iter()
+        .filter(|(i, _)| *i != u32::MAX)
+        .map(|(_, p)| p.clock)
+        .max();
     for &(idx, p) in points.iter() {
         // The flush pair's clock is the full `%clock64`: it needs no turns.
         let absolute = idx == u32::MAX;
@@ -479,7 +491,13 @@ pub(crate) fn check_points(
         // Cycles the reference rate expects over `ns`.
         let expected =
             i128::from(ns) * i128::from(reference.cycles) / i128::from(reference.ns.max(1));
-        let k = (expected - cycles + turn / 2).div_euclid(turn);
+        let mut k = (expected - cycles + turn / 2).div_euclid(turn);
+        if let (false, Some(flush), Some(last)) = (absolute, flush, last) {
+            let room = (flush - (last + extra)).div_euclid(turn);
+            if (0..k).contains(&room) {
+                k = room;
+            }
+        }
         if k < 0 {
             check.rejected += 1;
             continue;

@@ -488,6 +488,7 @@ impl<S: Source> Reader<S> {
                 shape.cap()
             ))
         })?;
+        let available = self.left();
         let used = read_compact(
             &mut raw,
             shape,
@@ -497,10 +498,21 @@ impl<S: Source> Reader<S> {
                 self.src.read_into(buf)
             },
             |n| {
-                Error::Corrupt(format!(
-                    "launch record {i}: its slots' metadata asks for {n} or more stored bytes, \
-                     the record declares {stored}"
-                ))
+                if n > available {
+                    // The slots run past the end of what holds them: the
+                    // file (or the record) was cut, whatever `stored` says.
+                    Error::Truncated {
+                        what: format!("launch record {i}'s slots"),
+                        offset: at,
+                        needed: n,
+                        available,
+                    }
+                } else {
+                    Error::Corrupt(format!(
+                        "launch record {i}: its slots' metadata asks for {n} or more stored \
+                         bytes, the record declares {stored}"
+                    ))
+                }
             },
         )?;
         if used != stored {
