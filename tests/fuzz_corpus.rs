@@ -19,6 +19,7 @@ type Target = (&'static str, fn(&[u8]));
 
 const TARGETS: &[Target] = &[
     ("capture_parse", harness::capture_parse),
+    ("capture_headers", harness::capture_headers),
     ("decode", harness::decode),
     ("export", harness::export),
 ];

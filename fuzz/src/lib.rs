@@ -35,6 +35,9 @@ use ktrace_runtime::format::regions::Regions;
 use ktrace_runtime::format::shape::{BlockSampling, LaunchShape, WarpSampling};
 use ktrace_runtime::synth::{self, SynthLaunch, SynthWarp, BASE_GT};
 
+pub mod headers;
+pub use headers::capture_headers;
+
 /// The largest raw buffer the `decode` target builds, so that every run
 /// stays fast and small.
 pub const MAX_DECODE_BUFFER: u64 = 64 * 1024;
@@ -519,6 +522,7 @@ type Seed = (&'static str, String, Vec<u8>);
 pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let mut out = Vec::new();
     capture_parse_seeds(&mut out);
+    headers::seeds(&mut out);
     decode_seeds(&mut out);
     export_seeds(&mut out);
     out
