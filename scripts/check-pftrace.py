@@ -273,6 +273,20 @@ def run(cmd):
     return r.stdout
 
 
+def launch_summaries(path, launches):
+    """Each launch's summary from the one summary file of a .pftrace export:
+    the launch's own object, or, for several launches, `launches` of
+    `{"trace", "launches"}`. Fails when the file or a launch is missing."""
+    check(os.path.exists(path), f"{path}: the export's summary is missing")
+    with open(path) as f:
+        s = json.load(f)
+    items = s["launches"] if "launches" in s else [s]
+    by_launch = {x.get("launch"): x for x in items}
+    check(len(items) == len(launches) and sorted(by_launch) == launches,
+          f"{path}: summaries of launches {sorted(by_launch)}, the trace has {launches}")
+    return by_launch
+
+
 def check_capture(ktrace, capture, tmp):
     pf = os.path.join(tmp, "p.pftrace")
     pf_args = os.path.join(tmp, "p_args.pftrace")
@@ -296,8 +310,7 @@ def check_capture(ktrace, capture, tmp):
               "annotations other than values present iff --args")
         titles = {}
         stem = path[: -len(".pftrace")]
-        summaries = {launch: (f"{stem}_summary.json" if len(chrome) == 1
-                              else f"{stem}_launch{launch}_summary.json") for launch in chrome}
+        summaries = launch_summaries(f"{stem}_summary.json", sorted(chrome))
         for title in set(spans) | set(marks):
             m = re.match(r"^launch (\d+)", title)
             check(m is not None, f"launch title {title!r}")
@@ -308,11 +321,7 @@ def check_capture(ktrace, capture, tmp):
             cs, cm = sorted(tuple(x) for x in cspans), sorted(tuple(x) for x in cmarks)
             # On the host's axis (a capture with clock syncs) the launch is
             # shifted by one whole number of ns, which its summary states.
-            shift = 0
-            if os.path.exists(summaries[launch]):
-                with open(summaries[launch]) as f:
-                    place = json.load(f).get("placement", {})
-                shift = -place.get("gpu_ahead_ns", 0)
+            shift = -summaries[launch].get("placement", {}).get("gpu_ahead_ns", 0)
             ps = sorted(k[:4] + tuple(x - shift for x in k[4:-1]) + k[-1:] for k in spans[t])
             pm = sorted(k[:4] + tuple(x - shift for x in k[4:-1]) + k[-1:] for k in marks[t])
             if ps != cs:
