@@ -196,3 +196,42 @@ fn cudaforge_crate_builds_with_zero_cost_untraced_ptx() {
 fn bindgen_cuda_crate_builds_with_zero_cost_untraced_ptx() {
     check("bindgen-cuda", "scale", "results correct");
 }
+
+/// The two builder crates' kernels, traced on an H200 (`KTRACE=1
+/// KTRACE_CAPTURE=…` on the release binaries): every warp of the 264 blocks
+/// of 8 warps recorded each of its regions once, nothing dropped, nothing
+/// unmatched, times on the SM clock's rate.
+#[test]
+fn h200_captures_of_the_builder_crates_decode_whole() {
+    use ktrace_runtime::export::{summarize_launch, ExportOptions};
+    for (file, regions) in [
+        ("h200_cudaforge_rowsum.ktrace", &["load", "reduce"][..]),
+        ("h200_bindgen_cuda_scale.ktrace", &["body"][..]),
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(file);
+        let cap = ktrace_runtime::Capture::read(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(cap.launches.len(), 1, "{file}");
+        let launch = &cap.launches[0];
+        let (summary, diagnostics) =
+            summarize_launch(launch, &cap.device, &cap.regions, &ExportOptions::default())
+                .unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(diagnostics.is_empty(), "{file}: {diagnostics:?}");
+        let got: Vec<(&str, u64)> = summary
+            .regions
+            .iter()
+            .map(|r| (r.name.as_str(), r.count))
+            .collect();
+        let want: Vec<(&str, u64)> = regions.iter().map(|r| (*r, 264 * 8)).collect();
+        assert_eq!(got, want, "{file}");
+        for r in &summary.regions {
+            // Each span lasts between 100 ns and the 16 µs the kernel took.
+            assert!(
+                r.min_dur > 0.1 && r.max_dur < 16.0,
+                "{file} {}: {r:?}",
+                r.name
+            );
+        }
+    }
+}
