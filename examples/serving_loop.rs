@@ -4,7 +4,9 @@
 //! replayed for `--seconds` with one host step per replay, traced by one
 //! [`ContinuousSession`] with no host call per replay.
 //!
-//! `cargo run --release --example serving_loop -- MODE [--seconds S]`, MODE:
+//! `cargo run --release --example serving_loop -- MODE [--seconds S]
+//! [--arena-mib N] [--poll-us N]` (the last two: the continuous session's
+//! arena and drain poll instead of the defaults), MODE:
 //! - `every`: every replay traced, warp 0 of every block (a loop's sampling);
 //! - `sampled`: 1 replay in 100, every warp;
 //! - `plain`: the same kernels launched without a graph, traced as `every`;
@@ -174,6 +176,14 @@ fn main() -> Result<(), Error> {
         .position(|a| a == "--seconds")
         .and_then(|i| args.get(i + 1)?.parse().ok())
         .unwrap_or(60.0);
+    // The continuous session's arena (MiB) and drain poll (µs), to measure
+    // what they cost: `--arena-mib N`, `--poll-us N` (defaults otherwise).
+    let number = |flag: &str| -> Option<u64> {
+        let i = args.iter().position(|a| a == flag)?;
+        args.get(i + 1)?.parse().ok()
+    };
+    let arena_mib = number("--arena-mib");
+    let poll_us = number("--poll-us");
     let (ctx, _default) = gpu();
     // A stream of its own: the legacy default stream cannot be captured.
     let stream = ctx.new_stream()?;
@@ -198,10 +208,16 @@ fn main() -> Result<(), Error> {
     let mut buffers = Vec::new();
     let args3: [KtraceArg; 3] = match mode.as_str() {
         "every" | "plain" | "sampled" | "idle" => {
-            let config = ContinuousConfig {
+            let mut config = ContinuousConfig {
                 capture: capture.clone().into(),
                 ..ContinuousConfig::default()
             };
+            if let Some(mib) = arena_mib {
+                config.arena_bytes = mib << 20;
+            }
+            if let Some(us) = poll_us {
+                config.poll = Duration::from_micros(us);
+            }
             let mut s = ContinuousSession::new(&stream, config, REGIONS)?;
             let a = if mode == "sampled" {
                 sites(&mut s, false, Keep::Every(100))?
