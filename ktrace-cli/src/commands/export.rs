@@ -39,6 +39,7 @@ pub fn run(args: ExportArgs) -> Result<(), CliError> {
             ..SummaryOptions::default()
         },
         filter,
+        threads: args.threads.threads()?,
         ..ExportOptions::default()
     };
     let dest = Destination {

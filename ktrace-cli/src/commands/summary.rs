@@ -23,8 +23,12 @@ pub fn run(args: SummaryArgs) -> Result<(), CliError> {
         }
         return Ok(());
     }
+    let opts = ExportOptions {
+        threads: args.threads.threads()?,
+        ..ExportOptions::default()
+    };
     for l in launches {
-        let (s, d) = summarize_launch(l, &cap.device, &cap.regions, &ExportOptions::default())?;
+        let (s, d) = summarize_launch(l, &cap.device, &cap.regions, &opts)?;
         print_summary(&cap, l, &s);
         for (kind, n) in d.counts() {
             println!("  warning: {n} x {kind}");

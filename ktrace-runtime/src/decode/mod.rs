@@ -341,6 +341,22 @@ impl<'a> Decoder<'a> {
         self.plans.len()
     }
 
+    /// Ring entries of the `i`-th opened slot: its count up to the cap when
+    /// it flushed, else the cap (0 past the end). What decoding it reads,
+    /// without reading the ring.
+    pub fn kept_entries(&self, i: usize) -> u32 {
+        let Some(plan) = self.plans.get(i) else {
+            return 0;
+        };
+        let cap = self.buffer.shape().cap();
+        let meta = *self.buffer.slot(plan.slot).meta();
+        if meta.is_flushed() {
+            meta.count.min(cap)
+        } else {
+            cap
+        }
+    }
+
     /// Decodes the `i`-th opened slot (in slot order), or `None` past the end.
     pub fn warp(&self, i: usize) -> Option<WarpTrace> {
         let plan = *self.plans.get(i)?;

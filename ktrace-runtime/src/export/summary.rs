@@ -270,6 +270,17 @@ impl Acc {
 
 type Totals = BTreeMap<u16, Acc>;
 
+/// Adds `from`'s totals into `into`, region by region.
+fn merge_totals(into: &mut Totals, from: Totals) {
+    for (region, a) in from {
+        let t = into.entry(region).or_insert_with(Acc::new);
+        t.count += a.count;
+        t.total += a.total;
+        t.min = t.min.min(a.min);
+        t.max = t.max.max(a.max);
+    }
+}
+
 /// Collects span durations warp by warp.
 ///
 /// Every span's duration is kept (8 bytes a span), since exact percentiles
@@ -332,6 +343,42 @@ impl SummaryBuilder {
                     .entry(s.region)
                     .or_insert_with(Acc::new)
                     .add(s.dur_ps());
+            }
+        }
+    }
+
+    /// An empty builder with the same regions and choices: a part to fill
+    /// on another thread and [`SummaryBuilder::merge`] back.
+    pub fn part(&self) -> Self {
+        SummaryBuilder::new(&self.regions, self.opts)
+    }
+
+    /// Adds what `part` holds as if its warps had been added here after
+    /// those added so far: each region's durations appended in their
+    /// order, the blocks' totals summed (a block first seen in `part` keeps
+    /// its SM from there).
+    pub fn merge(&mut self, mut part: SummaryBuilder) {
+        let ids: Vec<(u16, usize)> = part.by_region().collect();
+        for (id, j) in ids {
+            let d = std::mem::take(&mut part.durations[j]);
+            let i = self.slots.index(id);
+            if i >= self.durations.len() {
+                self.durations.resize_with(i + 1, Vec::new);
+            }
+            if self.durations[i].is_empty() {
+                self.durations[i] = d;
+            } else {
+                self.durations[i].extend_from_slice(&d);
+            }
+        }
+        for (block, (sm, totals, warps)) in part.blocks {
+            let entry = self
+                .blocks
+                .entry(block)
+                .or_insert_with(|| (sm, Totals::new(), BTreeMap::new()));
+            merge_totals(&mut entry.1, totals);
+            for (warp, t) in warps {
+                merge_totals(entry.2.entry(warp).or_default(), t);
             }
         }
     }
