@@ -14,6 +14,7 @@ use ktrace_runtime::export::perfetto::PerfettoOptions;
 use ktrace_runtime::export::plan::{plan, ChromeNames, TraceFormat};
 use ktrace_runtime::export::summary::{Breakdown, SummaryOptions};
 use ktrace_runtime::export::{summarize_launch, TimelineLaunch};
+use ktrace_runtime::fill::ring_fill;
 use ktrace_runtime::format::layout::EventKind;
 use ktrace_runtime::format::regions::Regions;
 use ktrace_runtime::synth::{xorshift64, SynthLaunch, SynthWarp};
@@ -49,17 +50,28 @@ fn export(cap: &Capture, dir: &Path, format: TraceFormat, opts: &ExportOptions) 
     let out = dir.join(if perfetto { "t.pftrace" } else { "t.json" });
     let mut report = String::new();
     let mut warps_seen = Vec::new();
+    let mut fills = cap.launches.iter().map(|l| ring_fill(&l.buffer().unwrap()));
     for file in plan(launches, &out, format, ChromeNames::ByLaunch) {
         match file.write(opts, &mut |p| warps_seen.push(*p)) {
             Ok(rs) => {
                 for r in rs {
+                    assert_eq!(
+                        Some(r.fill),
+                        fills.next(),
+                        "the fill of launch {}",
+                        r.summary.launch
+                    );
                     report += &format!(
                         "{} {} {} {} {:?}\n",
                         r.events, r.warps, r.warps_written, r.fill.events, r.diagnostics
                     );
                 }
             }
-            Err(e) => report += &format!("error: {e}\n"),
+            Err(e) => {
+                // A Chrome file is one launch.
+                fills.next();
+                report += &format!("error: {e}\n");
+            }
         }
     }
     report += &format!("{warps_seen:?}");

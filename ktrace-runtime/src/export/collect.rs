@@ -102,6 +102,12 @@ impl<'d> LaunchCollector<'d> {
     /// the decoder's, every warp's in slot order, then one
     /// [`Diagnostic::UnknownRegion`] per unknown region id, by id.
     pub fn finish(self, trace: &Path) -> (Summary, Diagnostics) {
+        self.finish_on(trace, 1)
+    }
+
+    /// [`LaunchCollector::finish`], the durations sorted on up to
+    /// `threads` threads.
+    pub fn finish_on(self, trace: &Path, threads: usize) -> (Summary, Diagnostics) {
         let mut diagnostics = self.diagnostics;
         diagnostics.extend(
             self.unknown
@@ -109,7 +115,7 @@ impl<'d> LaunchCollector<'d> {
                 .map(|region| Diagnostic::UnknownRegion { region }),
         );
         let s = self.decoder.shape();
-        let (regions, per_block) = self.summary.finish();
+        let (regions, per_block) = self.summary.finish_on(threads);
         let summary = Summary {
             trace: trace.display().to_string(),
             display_time_unit: "ns".into(),

@@ -14,6 +14,7 @@ pub mod plan;
 mod region_slots;
 pub mod report;
 pub mod sink;
+mod sort;
 pub mod summary;
 
 /// Perfetto's messages under their former path (they are [`perfetto::proto`]).
@@ -26,7 +27,7 @@ use std::path::{Path, PathBuf};
 use crate::decode::{DecodeOptions, Decoder, WarpTrace};
 use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
-use crate::fill::{ring_fill, RingFill};
+use crate::fill::RingFill;
 use crate::format::capture::{DeviceInfo, LaunchCapture};
 use crate::format::regions::Regions;
 use crate::output::{summary_path, write_atomic, write_atomic_with};
@@ -215,7 +216,7 @@ pub fn write_trace<W: Write, T: Borrow<WarpTrace>>(
     w: W,
 ) -> Result<WrittenTrace> {
     let warps = Warps::Given(warps.into_iter());
-    write_trace_with_steps(dec, warps, device, regions, opts, trace_name, &[], w)
+    write_trace_with_steps(dec, warps, device, regions, opts, trace_name, &[], w).map(|(t, _)| t)
 }
 
 /// The warps a trace is written from.
@@ -228,7 +229,7 @@ enum Warps<'p, I> {
 }
 
 /// [`write_trace`], with host steps (ps from the launch origin) on a track
-/// of their own.
+/// of their own; also how full the launch's rings were.
 #[allow(clippy::too_many_arguments)]
 fn write_trace_with_steps<'d, W: Write, T: Borrow<WarpTrace>>(
     dec: &'d Decoder<'d>,
@@ -239,7 +240,7 @@ fn write_trace_with_steps<'d, W: Write, T: Borrow<WarpTrace>>(
     trace_name: &Path,
     steps: &[(String, i64, i64)],
     w: W,
-) -> Result<WrittenTrace> {
+) -> Result<(WrittenTrace, RingFill)> {
     let io = |e| Error::io(trace_name, e);
     let t0 = dec.first_event_of_launch().unwrap_or(0);
     let filter = opts
@@ -257,6 +258,9 @@ fn write_trace_with_steps<'d, W: Write, T: Borrow<WarpTrace>>(
                     cw.warp(&kept).map_err(io)?;
                 }
             }
+            for i in 0..dec.warp_count() {
+                pass.part.add_fill(dec, i);
+            }
         }
         Warps::Decode(progress) => {
             run_warps(dec, opts.threads, &mut pass, &mut cw, progress).map_err(io)?;
@@ -264,6 +268,7 @@ fn write_trace_with_steps<'d, W: Write, T: Borrow<WarpTrace>>(
     }
     let events = cw.events_written();
     let warps_written = pass.warps_kept();
+    let fill = pass.fill();
     let (summary, diagnostics, record) = pass.finish(trace_name).map_err(config_error)?;
     cw.finish(&other_data(
         dec,
@@ -275,12 +280,13 @@ fn write_trace_with_steps<'d, W: Write, T: Borrow<WarpTrace>>(
         record,
     ))
     .map_err(io)?;
-    Ok(WrittenTrace {
+    let written = WrittenTrace {
         events,
         warps_written,
         diagnostics,
         summary,
-    })
+    };
+    Ok((written, fill))
 }
 
 /// How far an export has come, as [`export_launch_with_progress`] reports
@@ -377,7 +383,6 @@ pub fn export_timeline_launch(
         opts.filter_for(&dec, device, regions, t0)
             .map_err(config_error)?;
     }
-    let fill = ring_fill(&buffer);
     let mut done = ExportProgress {
         warps: dec.warp_count(),
         ..ExportProgress::default()
@@ -388,12 +393,15 @@ pub fn export_timeline_launch(
         progress(&done);
     };
     let warps = Warps::<std::iter::Empty<WarpTrace>>::Decode(&mut each_warp);
-    let WrittenTrace {
-        events,
-        warps_written,
-        diagnostics,
-        summary,
-    } = {
+    let (
+        WrittenTrace {
+            events,
+            warps_written,
+            diagnostics,
+            summary,
+        },
+        fill,
+    ) = {
         let steps = steps_of_launch(t, dec.origin_globaltimer())?;
         write_atomic_with(trace_path, |w| {
             write_trace_with_steps(&dec, warps, device, regions, opts, trace_path, &steps, w)
@@ -509,7 +517,6 @@ pub fn export_perfetto(
     progress: &mut dyn FnMut(&ExportProgress),
 ) -> Result<Vec<ExportReport>> {
     let mut decoders = Vec::with_capacity(launches.len());
-    let mut fills = Vec::with_capacity(launches.len());
     let mut filters = Vec::with_capacity(launches.len());
     for t in launches {
         let buffer = t.launch.buffer()?;
@@ -524,7 +531,6 @@ pub fn export_perfetto(
             None => None,
         };
         filters.push(filter);
-        fills.push(ring_fill(&buffer));
         decoders.push(dec);
     }
     let mut done = ExportProgress {
@@ -561,7 +567,7 @@ pub fn export_perfetto(
     })?;
     let summary_path = write_perfetto_summaries(trace_path, &written)?;
     let mut reports = Vec::with_capacity(launches.len());
-    for ((written, dec), fill) in written.into_iter().zip(&decoders).zip(fills) {
+    for (written, dec) in written.into_iter().zip(&decoders) {
         let summary_path = summary_path.clone();
         reports.push(ExportReport {
             trace_path: trace_path.to_path_buf(),
@@ -571,7 +577,7 @@ pub fn export_perfetto(
             warps_written: written.warps_kept,
             diagnostics: written.diagnostics,
             summary: written.summary,
-            fill,
+            fill: written.fill,
         });
     }
     Ok(reports)
@@ -604,6 +610,7 @@ struct PerfettoLaunch {
     warps_kept: usize,
     summary: Summary,
     diagnostics: Diagnostics,
+    fill: RingFill,
 }
 
 /// Writes launch `t` (decoded by `dec`, filtered by `pass`) into the
@@ -640,6 +647,7 @@ fn write_perfetto_launch<'d, W: Write>(
     };
     run_warps(dec, threads, &mut pass, pw, &mut each_warp).map_err(io)?;
     let warps_kept = pass.warps_kept();
+    let fill = pass.fill();
     let (mut summary, diagnostics, _) = pass.finish(trace_path).map_err(config_error)?;
     summary.placement = Some(match t.host_axis {
         Some(a) => serde_json::json!({
@@ -658,6 +666,7 @@ fn write_perfetto_launch<'d, W: Write>(
         warps_kept,
         summary,
         diagnostics,
+        fill,
     })
 }
 

@@ -139,8 +139,8 @@ impl ChunkEncoder for NoTrace {
     }
 }
 
-/// Decodes every warp of `dec`, adds it to `pass` and writes what the
-/// filter keeps to `sink`, on `threads` threads (0: one per core), calling
+/// Decodes every warp of `dec`, adds it (and its ring fill) to `pass` and
+/// writes what the filter keeps to `sink`, on `threads` threads (0: one per core), calling
 /// `progress` with each warp's decoded events after it, in slot order.
 pub(crate) fn run_warps<'d, S: ChunkSink>(
     dec: &'d Decoder<'d>,
@@ -151,7 +151,8 @@ pub(crate) fn run_warps<'d, S: ChunkSink>(
 ) -> io::Result<()> {
     let threads = thread_count(threads);
     if threads <= 1 || dec.warp_count() < 2 {
-        for w in dec.warps() {
+        for (i, w) in dec.warps().enumerate() {
+            pass.part.add_fill(dec, i);
             if let Some(kept) = pass.add_warp(&w) {
                 sink.warp(&kept)?;
             }
@@ -353,6 +354,9 @@ fn do_chunk<'d, S: ChunkSink>(
         .filter_map(|i| job.dec.warp(i))
         .collect();
     let mut part = job.template.part();
+    for i in job.chunks[index].clone() {
+        part.add_fill(job.dec, i);
+    }
     let kept: Vec<Cow<'_, WarpTrace>> = warps
         .iter()
         .filter_map(|w| part.add_warp(job.filter, w))

@@ -17,6 +17,7 @@ use super::summary::Summary;
 use super::ExportOptions;
 use crate::decode::{Decoder, WarpTrace};
 use crate::diagnostics::Diagnostics;
+use crate::fill::RingFill;
 use crate::format::regions::Regions;
 
 /// What a run of warps gave: the summary's part, the latest event and the
@@ -27,6 +28,8 @@ pub(crate) struct PassPart<'d> {
     last_event: Option<i64>,
     /// Warps the filter kept.
     pub warps_kept: usize,
+    /// How full the warps' rings were.
+    pub fill: RingFill,
 }
 
 impl<'d> PassPart<'d> {
@@ -36,6 +39,17 @@ impl<'d> PassPart<'d> {
             collector: self.collector.part(),
             last_event: None,
             warps_kept: 0,
+            fill: RingFill {
+                cap: self.fill.cap,
+                ..RingFill::default()
+            },
+        }
+    }
+
+    /// Adds the ring fill of warp `i` of `dec` (whatever the filter keeps).
+    pub fn add_fill(&mut self, dec: &Decoder<'_>, i: usize) {
+        if let Some(slot) = dec.slot_view(i) {
+            self.fill.add_slot(&slot);
         }
     }
 
@@ -70,6 +84,7 @@ impl<'d> PassPart<'d> {
             self.last_event = Some(self.last_event.map_or(l, |m| m.max(l)));
         }
         self.warps_kept += part.warps_kept;
+        self.fill.merge(&part.fill);
     }
 }
 
@@ -79,6 +94,8 @@ pub(crate) struct FilteredPass<'d> {
     pub filter: Option<LaunchFilter>,
     /// What the warps added so far gave.
     pub part: PassPart<'d>,
+    /// Threads that may sort the durations at the end (0: one per core).
+    threads: usize,
 }
 
 impl<'d> FilteredPass<'d> {
@@ -95,7 +112,12 @@ impl<'d> FilteredPass<'d> {
                 collector: LaunchCollector::new(dec, regions, opts.summary),
                 last_event: None,
                 warps_kept: 0,
+                fill: RingFill {
+                    cap: dec.shape().cap(),
+                    ..RingFill::default()
+                },
             },
+            threads: opts.threads,
         }
     }
 
@@ -107,6 +129,11 @@ impl<'d> FilteredPass<'d> {
     /// Warps the filter kept.
     pub fn warps_kept(&self) -> usize {
         self.part.warps_kept
+    }
+
+    /// How full the rings of the warps added so far were.
+    pub fn fill(&self) -> RingFill {
+        self.part.fill
     }
 
     /// The summary (recording the filter when it covers only what was
@@ -123,7 +150,8 @@ impl<'d> FilteredPass<'d> {
             .filter
             .as_ref()
             .map(|f| f.to_json(self.part.warps_kept));
-        let (mut summary, diagnostics) = self.part.collector.finish(trace_name);
+        let threads = super::thread_count(self.threads);
+        let (mut summary, diagnostics) = self.part.collector.finish_on(trace_name, threads);
         if let Some(f) = &self.filter {
             if f.spec().summary == SummaryScope::Kept {
                 summary.filter = record.clone();
