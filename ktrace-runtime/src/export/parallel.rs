@@ -29,12 +29,13 @@ use super::filter::LaunchFilter;
 use super::pass::{FilteredPass, PassPart};
 use crate::decode::{Decoder, WarpTrace};
 
-/// Ring entries a chunk holds at most (about 64 warps of 1000 events).
-const CHUNK_ENTRIES: u64 = 1 << 16;
+/// Ring entries a chunk holds at most (about 16 warps of 1000 events: a
+/// Chrome trace of 1.3 MB).
+const CHUNK_ENTRIES: u64 = 1 << 14;
 /// Chunks per thread at least, so that threads finish together.
 const CHUNKS_PER_THREAD: u64 = 8;
 /// Chunks a worker may be ahead of the writing, per thread.
-const AHEAD_PER_THREAD: usize = 4;
+const AHEAD_PER_THREAD: usize = 3;
 
 /// The threads an export with `threads` asked uses: `threads`, or one per
 /// core when 0.
