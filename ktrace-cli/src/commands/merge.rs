@@ -23,10 +23,11 @@ pub fn run(args: MergeArgs) -> Result<(), CliError> {
             output.display()
         )));
     }
+    let threads = args.threads.threads()?;
     let caps = args
         .captures
         .iter()
-        .map(|p| read(p))
+        .map(|p| read(p, threads))
         .collect::<Result<Vec<_>, _>>()?;
     let names: Vec<String> = args
         .captures
@@ -34,7 +35,6 @@ pub fn run(args: MergeArgs) -> Result<(), CliError> {
         .map(|p| p.display().to_string())
         .collect();
     let named: Vec<(&str, &Capture)> = names.iter().map(String::as_str).zip(&caps).collect();
-    let threads = args.threads.threads()?;
     let (axis, reports) = write_merged(&named, output, (args.args, threads), |placement| {
         for ((name, cap), axis) in named.iter().zip(&placement.host_axes) {
             println!(

@@ -9,7 +9,7 @@ use super::calibrate::{TimerPair, TimerPoint};
 use super::ring::{Kept, Slot};
 use super::{Decoder, SlotPlan, TimeBase, TimedEvent};
 use crate::format::buffer::EntryKind;
-use crate::format::layout::EventKind;
+use crate::format::layout::{Event, EventKind};
 
 impl Decoder<'_> {
     /// The events `slot`'s ring kept, in time order (at equal times begin,
@@ -65,81 +65,33 @@ impl Decoder<'_> {
             unknown: None,
             stray: (0, 0),
             last_clock: None,
+            prev: None,
+            takes_value: None,
+            after_entry: false,
         };
         if self.anchored && kept.starts_at_open() {
             scan.points
                 .push((0, TimerPoint::from(TimerPair::open(meta))));
         }
         let (mut cyc, mut clock) = slot.chain_start(kept);
-        // The entry (position, cycles after `start`) an anchor right after
-        // it pairs with.
-        let mut prev: Option<(u32, i64)> = None;
-        // The event a value entry right after it belongs to.
-        let mut takes_value: Option<usize> = None;
-        // Whether an entry came before (a leading value's event was
-        // overwritten: not stray).
-        let mut after_entry = false;
         for (i, e) in slot.entries(kept).enumerate() {
             let i = i as u32;
-            let kind = match slot.kind_of(&e) {
+            match slot.kind_of(&e) {
                 EntryKind::Event(kind) => {
                     cyc += i64::from(e.clock.wrapping_sub(clock));
                     clock = e.clock;
-                    Some(kind)
+                    scan.entry(i, cyc, &e, Some(kind));
                 }
-                EntryKind::Anchor => {
-                    // An anchor pairs with the event right before it; one
-                    // whose event was overwritten (the oldest kept entry) is
-                    // unusable.
-                    if let Some((j, c)) = prev.filter(|(j, _)| self.anchored && j + 1 == i) {
-                        let globaltimer = anchor_globaltimer(meta.init_globaltimer, &e);
-                        let point = TimerPoint {
-                            clock: start + i128::from(c),
-                            globaltimer,
-                        };
-                        scan.points.push((j, point));
-                        scan.in_stream += 1;
-                    }
-                    continue;
+                EntryKind::Anchor if self.anchored => {
+                    let globaltimer = anchor_globaltimer(meta.init_globaltimer, &e);
+                    scan.anchor(i, start, globaltimer);
                 }
-                EntryKind::Value => {
-                    // A value whose event the ring overwrote belongs to none.
-                    match takes_value.take() {
-                        Some(k) => {
-                            if scan.events[k].region != e.region {
-                                scan.stray.1 += 1;
-                            }
-                            scan.events[k].value = Some(e.clock);
-                        }
-                        None if after_entry => scan.stray.0 += 1,
-                        None => {}
-                    }
-                    after_entry = true;
-                    continue;
-                }
-                EntryKind::Unknown => None,
-            };
-            prev = Some((i, cyc));
-            after_entry = true;
-            scan.walked += 1;
-            takes_value = None;
-            match kind {
-                Some(kind) => {
-                    takes_value = Some(scan.events.len());
-                    scan.events.push(TimedEvent {
-                        t_ps: cyc,
-                        region: e.region,
-                        kind,
-                        value: None,
-                    });
-                }
-                None => {
-                    let u = scan.unknown.get_or_insert((e.kind, 0));
-                    u.1 += 1;
-                }
+                EntryKind::Anchor => {}
+                EntryKind::Value => scan.value(&e),
+                EntryKind::Unknown => scan.entry(i, cyc, &e, None),
             }
         }
-        scan.last_clock = prev.map(|(_, c)| start + i128::from(c));
+        scan.last_clock = scan.prev.map(|(_, c)| start + i128::from(c));
         if self.anchored && meta.is_flushed() {
             scan.points
                 .push((u32::MAX, TimerPoint::from(TimerPair::flush(meta))));
@@ -234,6 +186,73 @@ struct RingScan {
     stray: (u32, u32),
     /// The unwrapped clock of the last event walked.
     last_clock: Option<i128>,
+    /// The last entry (position, cycles after the chain's start) that is
+    /// neither an anchor nor a value: an anchor right after it pairs with it.
+    prev: Option<(u32, i64)>,
+    /// The event a value entry right after it belongs to.
+    takes_value: Option<usize>,
+    /// Whether an entry came before (a leading value's event was
+    /// overwritten: not stray).
+    after_entry: bool,
+}
+
+impl RingScan {
+    /// Entry `i`, at `cyc` cycles after the chain's start: an event of
+    /// `kind`, or of a type the layout does not define (`None`).
+    #[inline]
+    fn entry(&mut self, i: u32, cyc: i64, e: &Event, kind: Option<EventKind>) {
+        self.prev = Some((i, cyc));
+        self.after_entry = true;
+        self.walked += 1;
+        self.takes_value = None;
+        match kind {
+            Some(kind) => {
+                self.takes_value = Some(self.events.len());
+                self.events.push(TimedEvent {
+                    t_ps: cyc,
+                    region: e.region,
+                    kind,
+                    value: None,
+                });
+            }
+            None => {
+                let u = self.unknown.get_or_insert((e.kind, 0));
+                u.1 += 1;
+            }
+        }
+    }
+
+    /// A time anchor at position `i` that read `globaltimer`: it pairs with
+    /// the entry right before it; one whose entry was overwritten (the
+    /// oldest kept) is unusable. `start` is the chain's start.
+    #[inline]
+    fn anchor(&mut self, i: u32, start: i128, globaltimer: u64) {
+        if let Some((j, c)) = self.prev.filter(|(j, _)| j + 1 == i) {
+            let point = TimerPoint {
+                clock: start + i128::from(c),
+                globaltimer,
+            };
+            self.points.push((j, point));
+            self.in_stream += 1;
+        }
+    }
+
+    /// A value entry: it belongs to the event right before it, or, when
+    /// the ring overwrote that event, to none.
+    #[inline]
+    fn value(&mut self, e: &Event) {
+        match self.takes_value.take() {
+            Some(k) => {
+                if self.events[k].region != e.region {
+                    self.stray.1 += 1;
+                }
+                self.events[k].value = Some(e.clock);
+            }
+            None if self.after_entry => self.stray.0 += 1,
+            None => {}
+        }
+        self.after_entry = true;
+    }
 }
 
 /// What [`Decoder::timed_events`] read from a ring.

@@ -34,7 +34,6 @@ use crate::output::{summary_path, write_atomic, write_atomic_with};
 use crate::timeline::HostAxis;
 use chrome::{ChromeOptions, ChromeWriter};
 use filter::{FilterError, LaunchFilter, TraceFilter};
-pub use parallel::thread_count;
 use parallel::{run_warps, NoTrace};
 use pass::FilteredPass;
 use perfetto::{LaunchGroup, PerfettoOptions, PerfettoWriter};
@@ -58,7 +57,7 @@ pub struct ExportOptions {
     pub filter: Option<TraceFilter>,
     /// Threads that decode, summarise and encode a launch's warps: 0 (the
     /// default) one per core, 1 this thread alone. The output is the
-    /// same whatever the number ([`thread_count`]).
+    /// same whatever the number ([`crate::threads::thread_count`]).
     pub threads: usize,
 }
 

@@ -28,6 +28,7 @@ use std::sync::{mpsc, Condvar, Mutex, MutexGuard, PoisonError};
 use super::filter::LaunchFilter;
 use super::pass::{FilteredPass, PassPart};
 use crate::decode::{Decoder, WarpTrace};
+use crate::threads::thread_count;
 
 /// Ring entries a chunk holds at most (about 16 warps of 1000 events: a
 /// Chrome trace of 1.3 MB).
@@ -36,16 +37,6 @@ const CHUNK_ENTRIES: u64 = 1 << 14;
 const CHUNKS_PER_THREAD: u64 = 8;
 /// Chunks a worker may be ahead of the writing, per thread.
 const AHEAD_PER_THREAD: usize = 3;
-
-/// The threads an export with `threads` asked uses: `threads`, or one per
-/// core when 0.
-pub fn thread_count(threads: usize) -> usize {
-    if threads > 0 {
-        threads
-    } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    }
-}
 
 /// One chunk's encoding: `bytes[..len]`, and what it counts.
 pub(crate) struct Encoded {

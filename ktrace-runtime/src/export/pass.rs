@@ -150,7 +150,7 @@ impl<'d> FilteredPass<'d> {
             .filter
             .as_ref()
             .map(|f| f.to_json(self.part.warps_kept));
-        let threads = super::thread_count(self.threads);
+        let threads = crate::threads::thread_count(self.threads);
         let (mut summary, diagnostics) = self.part.collector.finish_on(trace_name, threads);
         if let Some(f) = &self.filter {
             if f.spec().summary == SummaryScope::Kept {

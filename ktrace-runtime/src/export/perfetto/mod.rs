@@ -66,7 +66,7 @@
 //! # Files
 //!
 //! This file holds the writer's public API, its output buffer and what
-//! lets other threads encode its warps (see [`super::parallel`]);
+//! lets other threads encode its warps (the export's `parallel.rs`);
 //! `tracks.rs` names the tracks (uuids, descriptors), `lanes.rs` lays out
 //! a warp's spans on its tracks (the lanes of spans that overlap),
 //! `encode.rs` encodes the event packets by hand, `host_clocks.rs` reads
