@@ -180,6 +180,8 @@ fn timed_by_wait4(program: &Path, args: &[&Path], scratch: &Path) -> Run {
     let err_path = scratch.join("child-stderr.txt");
     let err = std::fs::File::create(&err_path).unwrap_or_else(|e| die(&e.to_string()));
     let t = Instant::now();
+    // Reaped by the wait4 below, which also gives its resource usage.
+    #[allow(clippy::zombie_processes)]
     let mut child = Command::new(program)
         .args(args)
         .stdout(std::process::Stdio::piped())
