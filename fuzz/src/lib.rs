@@ -127,7 +127,8 @@ impl<'a> Bytes<'a> {
 ///
 /// `a`: bit 0 one process per SM, bit 1 raw B/E events, bits 2-3 the
 /// breakdown (none, per block, per warp), bits 4-7 the histogram bins
-/// (0-15; 0 is treated as 1 by the summary). `b`: the short-span threshold
+/// (0-15; 0 is treated as 1 by the summary), bit 7 also the threads (1 or
+/// 2). `b`: the short-span threshold
 /// of the decoder (0, the default 10 µs, never, or `b` × 100 ns).
 pub fn options(a: u8, b: u8) -> ExportOptions {
     let short_span_ns = match b & 3 {
@@ -159,6 +160,8 @@ pub fn options(a: u8, b: u8) -> ExportOptions {
             },
         },
         filter: None,
+        // Bit 7 of `a`: two threads where an export decodes by itself.
+        threads: 1 + usize::from(a >> 7),
     }
 }
 

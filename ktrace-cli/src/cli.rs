@@ -17,6 +17,7 @@ use ktrace_runtime::export::filter::{
 };
 use ktrace_runtime::export::launches::{LaunchSelection, StepRange};
 use ktrace_runtime::export::summary::Breakdown;
+use ktrace_runtime::settings::{parse_threads, threads_from_env};
 
 use crate::error::CliError;
 
@@ -170,6 +171,29 @@ pub struct ExportArgs {
     /// What the trace keeps of each launch.
     #[command(flatten)]
     pub filter: FilterArgs,
+    /// How many threads export.
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
+}
+
+/// `--threads`, shared by the commands that decode whole launches.
+#[derive(Args, Debug, Default)]
+pub struct ThreadsArgs {
+    /// Threads that decode, summarise and encode each launch: auto (one
+    /// per core, the default) or 1 to 1024. Overrides KTRACE_THREADS. The
+    /// output is the same for any number.
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    pub threads: Option<usize>,
+}
+
+impl ThreadsArgs {
+    /// `--threads`, else `KTRACE_THREADS`, else 0 (one per core).
+    pub fn threads(&self) -> Result<usize, CliError> {
+        match self.threads {
+            Some(n) => Ok(n),
+            None => Ok(threads_from_env()?.unwrap_or(0)),
+        }
+    }
 }
 
 /// The arguments of `ktrace merge`.
@@ -187,6 +211,9 @@ pub struct MergeArgs {
     /// instant.
     #[arg(long)]
     pub args: bool,
+    /// How many threads export.
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
 }
 
 /// The arguments of `ktrace report`.
@@ -227,6 +254,9 @@ pub struct SummaryArgs {
     /// Which launches to summarise.
     #[command(flatten)]
     pub select: SelectArgs,
+    /// How many threads decode.
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
 }
 
 /// The arguments of `ktrace launches`.

@@ -1246,3 +1246,49 @@ fn stalls_of_the_planted_kernel() {
         "no PC samples; sample a run with KTRACE_STALLS=1",
     );
 }
+
+/// `ktrace` with `KTRACE_THREADS` set to `threads`.
+fn ktrace_with_threads(threads: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ktrace"))
+        .env("KTRACE_THREADS", threads)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn threads_from_the_flag_or_the_environment_write_the_same_files() {
+    let d = Dir::new("threads");
+    let cap = d.join("run.ktrace");
+    unknown_regions_capture().save(&cap).unwrap();
+    let real = fixture("h200_gemm2048_anchors.ktrace");
+    for (capture, ext) in [(&cap, "json"), (&cap, "pftrace"), (&real, "pftrace")] {
+        let mut outputs = Vec::new();
+        for (env, flag) in [
+            ("1", None),
+            ("auto", Some("1")),
+            ("1", Some("3")),
+            ("4", None),
+        ] {
+            let out = d.join(&format!("t.{ext}"));
+            let mut args = vec!["export", s(capture), "-o", s(&out)];
+            if let Some(f) = flag {
+                args.extend(["--threads", f]);
+            }
+            let o = ktrace_with_threads(env, &args);
+            let (stdout, err) = text(&o);
+            assert!(o.status.success(), "{err}");
+            let summary = std::fs::read(d.join("t_summary.json")).unwrap();
+            outputs.push((std::fs::read(&out).unwrap(), summary, stdout));
+        }
+        assert!(outputs.iter().all(|o| *o == outputs[0]), "{ext}");
+    }
+    let o = ktrace_with_threads("many", &["export", s(&cap), "-o", s(&d.join("x.json"))]);
+    assert_clean_failure(&o, "KTRACE_THREADS");
+    // The flag wins over a bad variable; a bad flag is a usage error.
+    let o = ktrace_with_threads("many", &["summary", s(&cap), "--threads", "2"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let o = ktrace(&["export", s(&cap), "--threads", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
+    assert!(text(&o).1.contains("--threads"), "{}", text(&o).1);
+}

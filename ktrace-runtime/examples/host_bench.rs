@@ -22,8 +22,12 @@
 //!   tmpfs such as `/dev/shm` takes the disk out of the measurement.
 //! - `--tool LABEL=DIR`: a build to measure, DIR holding `ktrace` and
 //!   `host_bench` (or `examples/host_bench`), e.g. `target/release`; repeat
-//!   for before/after (runs alternate between tools).
-//!   Default: `current=` the directory of this binary's `ktrace`.
+//!   for before/after (runs alternate between tools). Words after DIR are
+//!   passed to its `ktrace export`: `--tool "serial=target/release
+//!   --threads 1"`. Default: `current=` the directory of this binary's
+//!   `ktrace`.
+//! - `--threads 1,2,4`: one tool per thread count, `N threads=` this
+//!   binary's `ktrace` with `--threads N` (after any `--tool`).
 //! - `--no-io`: skip the capture load/save measurements.
 //! - `--formats chrome,perfetto`: the trace formats exported (default both,
 //!   `-o synth-N.json` and `-o synth-N.pftrace`, one after the other in
@@ -32,6 +36,10 @@
 //! Internal subcommands, run as child processes so that each has its own
 //! peak RSS: `gen EVENTS FILE`, `load FILE`, `save FILE OUT`, `plain-read
 //! FILE`, `plain-write FILE OUT`; each prints `seconds=...`.
+//!
+//! Peak RSS, user and system time come from `/usr/bin/time -v` when it is
+//! there (and `--wait4` is not given), else from the same `wait4` resource
+//! usage that `time` reads.
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -117,7 +125,13 @@ struct Run {
     inner: Option<f64>,
 }
 
+/// Set by `--wait4`: no `/usr/bin/time`.
+static WAIT4: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn timed(program: &Path, args: &[&Path], scratch: &Path) -> Run {
+    if WAIT4.load(std::sync::atomic::Ordering::Relaxed) || !Path::new("/usr/bin/time").exists() {
+        return timed_by_wait4(program, args, scratch);
+    }
     let tv = scratch.join("time-v.txt");
     let t = Instant::now();
     let out = Command::new("/usr/bin/time")
@@ -159,6 +173,53 @@ fn timed(program: &Path, args: &[&Path], scratch: &Path) -> Run {
     }
 }
 
+/// [`timed`] without `/usr/bin/time`: the child's resource usage as
+/// `wait4` reports it (what `time -v` prints).
+fn timed_by_wait4(program: &Path, args: &[&Path], scratch: &Path) -> Run {
+    use std::io::Read;
+    let err_path = scratch.join("child-stderr.txt");
+    let err = std::fs::File::create(&err_path).unwrap_or_else(|e| die(&e.to_string()));
+    let t = Instant::now();
+    // Reaped by the wait4 below, which also gives its resource usage.
+    #[allow(clippy::zombie_processes)]
+    let mut child = Command::new(program)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(err)
+        .spawn()
+        .unwrap_or_else(|e| die(&format!("{}: {e}", program.display())));
+    let mut stdout = String::new();
+    if let Some(mut o) = child.stdout.take() {
+        let _ = o.read_to_string(&mut stdout);
+    }
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: the pid is our child's, not waited for yet; both pointers
+    // are to live locals.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    let wall = t.elapsed().as_secs_f64();
+    let exited_ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    if pid < 0 || !exited_ok {
+        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+        die(&format!(
+            "{} {:?} failed: {stdout}{err}",
+            program.display(),
+            args
+        ));
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Run {
+        wall,
+        rss: usage.ru_maxrss as u64 * 1024,
+        user: secs(usage.ru_utime),
+        sys: secs(usage.ru_stime),
+        inner: stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("seconds=").and_then(|v| v.parse().ok())),
+    }
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
@@ -184,6 +245,8 @@ struct Tool {
     label: String,
     ktrace: PathBuf,
     host_bench: PathBuf,
+    /// Passed to `ktrace export` after the capture and `-o`.
+    export_args: Vec<String>,
 }
 
 /// One format's `ktrace export` runs.
@@ -219,6 +282,7 @@ fn main() {
     let mut keep = false;
     let mut io = true;
     let mut formats = vec!["chrome".to_string(), "perfetto".to_string()];
+    let mut threads: Vec<String> = Vec::new();
     let me = std::env::current_exe().unwrap_or_else(|e| die(&e.to_string()));
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -230,6 +294,7 @@ fn main() {
             "--out-dir" => out_dir = Some(PathBuf::from(val())),
             "--keep" => keep = true,
             "--no-io" => io = false,
+            "--wait4" => WAIT4.store(true, std::sync::atomic::Ordering::Relaxed),
             "--formats" => {
                 formats = val().split(',').map(str::to_string).collect();
                 if let Some(f) = formats
@@ -241,8 +306,11 @@ fn main() {
             }
             "--tool" => {
                 let v = val();
-                let (label, d) = v.split_once('=').unwrap_or_else(|| die("--tool LABEL=DIR"));
-                let d = PathBuf::from(d);
+                let (label, rest) = v
+                    .split_once('=')
+                    .unwrap_or_else(|| die("--tool LABEL=DIR [ARGS]"));
+                let mut words = rest.split_whitespace();
+                let d = PathBuf::from(words.next().unwrap_or_else(|| die("--tool LABEL=DIR")));
                 let mut host_bench = d.join("host_bench");
                 if !host_bench.exists() {
                     host_bench = d.join("examples/host_bench");
@@ -251,8 +319,10 @@ fn main() {
                     label: label.into(),
                     ktrace: d.join("ktrace"),
                     host_bench,
+                    export_args: words.map(str::to_string).collect(),
                 });
             }
+            "--threads" => threads = val().split(',').map(str::to_string).collect(),
             "-h" | "--help" => {
                 println!("see the doc comment of ktrace-runtime/examples/host_bench.rs");
                 return;
@@ -260,16 +330,31 @@ fn main() {
             other => die(&format!("unknown option {other}")),
         }
     }
+    // target/release/examples/host_bench -> target/release/ktrace; a
+    // folder of both binaries side by side works too.
+    let here = me
+        .parent()
+        .unwrap_or_else(|| die("cannot find the ktrace binary"));
+    let release = if here.join("ktrace").exists() {
+        here
+    } else {
+        here.parent()
+            .unwrap_or_else(|| die("cannot find the ktrace binary"))
+    };
+    for n in &threads {
+        tools.push(Tool {
+            label: format!("{n} threads"),
+            ktrace: release.join("ktrace"),
+            host_bench: me.clone(),
+            export_args: vec!["--threads".into(), n.clone()],
+        });
+    }
     if tools.is_empty() {
-        // target/release/examples/host_bench -> target/release/ktrace
-        let release = me
-            .parent()
-            .and_then(Path::parent)
-            .unwrap_or_else(|| die("cannot find the ktrace binary"));
         tools.push(Tool {
             label: "current".into(),
             ktrace: release.join("ktrace"),
             host_bench: me.clone(),
+            export_args: Vec::new(),
         });
     }
     for t in &tools {
@@ -281,9 +366,6 @@ fn main() {
                 ));
             }
         }
-    }
-    if !Path::new("/usr/bin/time").exists() {
-        die("/usr/bin/time not found (apt-get install time)");
     }
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| die(&e.to_string()));
     let out_dir = out_dir.unwrap_or_else(|| dir.clone());
@@ -347,11 +429,9 @@ fn main() {
         for run in 0..runs {
             for (t, s) in tools.iter().zip(samples.iter_mut()) {
                 for ((format, trace), e) in formats.iter().zip(&traces).zip(s.export.iter_mut()) {
-                    let r = timed(
-                        &t.ktrace,
-                        &[Path::new("export"), &cap_path, Path::new("-o"), trace],
-                        &dir,
-                    );
+                    let mut args = vec![Path::new("export"), &cap_path, Path::new("-o"), trace];
+                    args.extend(t.export_args.iter().map(Path::new));
+                    let r = timed(&t.ktrace, &args, &dir);
                     e.bytes = std::fs::metadata(trace).map(|m| m.len()).unwrap_or(0);
                     remove(trace);
                     remove(&summary);
@@ -443,6 +523,7 @@ fn main() {
         }
     }
     let _ = std::fs::remove_file(dir.join("time-v.txt"));
+    let _ = std::fs::remove_file(dir.join("child-stderr.txt"));
     println!("`{command}` (median of {runs} runs)\n");
     println!("| target | events | raw MB | format | trace MB | bytes/event | build | wall s | user s | sys s | M events/s (wall) | M events/s (user) | peak RSS MB | RSS / raw |");
     println!("| --- | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");

@@ -380,6 +380,11 @@ impl Diagnostics {
         self.items.extend(ds);
     }
 
+    /// Adds all of `other`'s, after these.
+    pub fn append(&mut self, mut other: Diagnostics) {
+        self.items.append(&mut other.items);
+    }
+
     /// All of them, in the order found.
     pub fn items(&self) -> &[Diagnostic] {
         &self.items

@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::format::buffer::{EntryKind, LaunchBuffer};
+use crate::format::buffer::{EntryKind, LaunchBuffer, SlotView};
 use crate::format::layout::{MAX_CAP, MIN_CAP};
 
 /// How full the rings of one launch were.
@@ -50,36 +50,55 @@ impl RingFill {
 
 /// Reads the fill of a launch's buffer.
 pub fn ring_fill(buffer: &LaunchBuffer<'_>) -> RingFill {
-    let cap = buffer.shape().cap();
     let mut fill = RingFill {
-        cap,
+        cap: buffer.shape().cap(),
         ..RingFill::default()
     };
     for slot in buffer.slots() {
+        fill.add_slot(&slot);
+    }
+    fill
+}
+
+impl RingFill {
+    /// Adds one slot of the launch (nothing when it never opened).
+    pub fn add_slot(&mut self, slot: &SlotView<'_>) {
         let meta = slot.meta();
         if !meta.is_opened() {
-            continue;
+            return;
         }
         if !meta.is_flushed() {
-            fill.unflushed += 1;
-            continue;
+            self.unflushed += 1;
+            return;
         }
-        fill.warps += 1;
-        fill.max_entries = fill.max_entries.max(meta.count);
-        if meta.count > cap {
-            fill.overflowed += 1;
-            fill.lost += u64::from(meta.count - cap);
+        self.warps += 1;
+        self.max_entries = self.max_entries.max(meta.count);
+        if meta.count > self.cap {
+            self.overflowed += 1;
+            self.lost += u64::from(meta.count - self.cap);
         }
         for kind in slot.flushed_entries() {
             match kind {
-                EntryKind::Event(_) => fill.events += 1,
-                EntryKind::Anchor => fill.anchors += 1,
-                EntryKind::Value => fill.values += 1,
-                EntryKind::Unknown => fill.unknown += 1,
+                EntryKind::Event(_) => self.events += 1,
+                EntryKind::Anchor => self.anchors += 1,
+                EntryKind::Value => self.values += 1,
+                EntryKind::Unknown => self.unknown += 1,
             }
         }
     }
-    fill
+
+    /// Adds the slots `other` read (of the same launch).
+    pub fn merge(&mut self, other: &RingFill) {
+        self.warps += other.warps;
+        self.unflushed += other.unflushed;
+        self.max_entries = self.max_entries.max(other.max_entries);
+        self.overflowed += other.overflowed;
+        self.lost += other.lost;
+        self.events += other.events;
+        self.anchors += other.anchors;
+        self.values += other.values;
+        self.unknown += other.unknown;
+    }
 }
 
 impl fmt::Display for RingFill {

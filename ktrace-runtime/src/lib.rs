@@ -195,6 +195,7 @@ pub mod sizing;
 mod switch;
 #[doc(hidden)]
 pub mod synth;
+pub mod threads;
 pub mod timeline;
 
 pub use error::{Error, Result};

@@ -43,6 +43,13 @@ pub const BUDGET_FORMS: &str = "a whole number of MiB, at least 1 (e.g. 1024)";
 pub const LAUNCHES_FORMS: &str =
     "`all`, or launch indices and ranges of them (e.g. `3`, `0-2`, `0,5`)";
 
+/// `KTRACE_THREADS`: the threads that export a launch (decode, summarise,
+/// encode), for `ktrace` and a session's own export.
+pub const ENV_THREADS: &str = "KTRACE_THREADS";
+/// The forms `KTRACE_THREADS` takes.
+pub const THREADS_FORMS: &str =
+    "`auto` (one per core), or a whole number of threads from 1 to 1024 (e.g. 4)";
+
 /// `KTRACE_STALLS`: sample the launches' PCs with CUPTI (stall reasons per
 /// region).
 pub const ENV_STALLS: &str = "KTRACE_STALLS";
@@ -128,6 +135,8 @@ pub struct Overrides {
     /// `KTRACE_STALLS`: `Some(0)` off, else the sampling period's power of
     /// two.
     pub stalls: Option<u32>,
+    /// `KTRACE_THREADS`: 0 for `auto`.
+    pub threads: Option<usize>,
 }
 
 impl Overrides {
@@ -146,6 +155,7 @@ impl Overrides {
             budget: parsed(&get, ENV_BUDGET_MB, BUDGET_FORMS, parse_budget_mb)?,
             launches: parsed(&get, ENV_LAUNCHES, LAUNCHES_FORMS, parse_launches)?,
             stalls: parsed(&get, ENV_STALLS, STALLS_FORMS, parse_stalls)?,
+            threads: parsed(&get, ENV_THREADS, THREADS_FORMS, parse_threads)?,
         })
     }
 
@@ -226,6 +236,28 @@ pub fn parse_stalls(s: &str) -> Result<u32, ValueError> {
                 })
             }
         }
+    }
+}
+
+/// `KTRACE_THREADS` alone: the threads asked for (0: one per core), `None`
+/// when unset.
+pub fn threads_from_env() -> Result<Option<usize>> {
+    parsed(&var, ENV_THREADS, THREADS_FORMS, parse_threads)
+}
+
+/// `KTRACE_THREADS` (and `ktrace --threads`): `auto` (0) or a number from
+/// 1 to 1024.
+pub fn parse_threads(s: &str) -> Result<usize, ValueError> {
+    if s.eq_ignore_ascii_case("auto") {
+        return Ok(0);
+    }
+    match number(s)? {
+        n @ 1..=1024 => Ok(n as usize),
+        n => Err(ValueError::NotIn {
+            value: n,
+            first: 1,
+            last: 1024,
+        }),
     }
 }
 

@@ -10,7 +10,7 @@ use ktrace_runtime::export::{is_perfetto_path, ExportOptions, ExportReport, Time
 use ktrace_runtime::format::capture::Capture;
 use ktrace_runtime::timeline::HostAxis;
 
-use super::read_picked;
+use super::read_picked_on;
 use crate::cli::{ExportArgs, FormatArg};
 use crate::error::CliError;
 use crate::progress::ProgressLine;
@@ -31,7 +31,13 @@ pub fn run(args: ExportArgs) -> Result<(), CliError> {
             "--args is for the Perfetto format (the Chrome trace always has them)".into(),
         ));
     }
-    let cap = read_picked(&args.capture, args.launch, &args.select.selection())?;
+    let threads = args.threads.threads()?;
+    let cap = read_picked_on(
+        &args.capture,
+        args.launch,
+        &args.select.selection(),
+        threads,
+    )?;
     let opts = ExportOptions {
         chrome: args.chrome.options(),
         summary: SummaryOptions {
@@ -39,6 +45,7 @@ pub fn run(args: ExportArgs) -> Result<(), CliError> {
             ..SummaryOptions::default()
         },
         filter,
+        threads,
         ..ExportOptions::default()
     };
     let dest = Destination {

@@ -23,10 +23,11 @@ pub fn run(args: MergeArgs) -> Result<(), CliError> {
             output.display()
         )));
     }
+    let threads = args.threads.threads()?;
     let caps = args
         .captures
         .iter()
-        .map(|p| read(p))
+        .map(|p| read(p, threads))
         .collect::<Result<Vec<_>, _>>()?;
     let names: Vec<String> = args
         .captures
@@ -34,7 +35,7 @@ pub fn run(args: MergeArgs) -> Result<(), CliError> {
         .map(|p| p.display().to_string())
         .collect();
     let named: Vec<(&str, &Capture)> = names.iter().map(String::as_str).zip(&caps).collect();
-    let (axis, reports) = write_merged(&named, output, args.args, |placement| {
+    let (axis, reports) = write_merged(&named, output, (args.args, threads), |placement| {
         for ((name, cap), axis) in named.iter().zip(&placement.host_axes) {
             println!(
                 "{name}: {}, {} launch(es), {}",
@@ -63,11 +64,11 @@ pub fn run(args: MergeArgs) -> Result<(), CliError> {
 /// CLOCK_REALTIME through its clock syncs, else one GPU's %globaltimer),
 /// `placed` is told how, and every launch of every capture goes into
 /// `output` on that axis, with the host's clocks when the axis is the
-/// host's. `args`: `--args`.
+/// host's. `(args, threads)`: `--args` and `--threads`.
 fn write_merged(
     named: &[(&str, &Capture)],
     output: &Path,
-    args: bool,
+    (args, threads): (bool, usize),
     placed: impl FnOnce(&Placement),
 ) -> Result<(Axis, Vec<ExportReport>), CliError> {
     let placement = place(named)?;
@@ -84,7 +85,11 @@ fn write_merged(
     let mut reports = Vec::new();
     for file in plan(launches, output, format, ChromeNames::ByLaunch) {
         let mut bar = ProgressLine::stderr("merge:".into());
-        let r = file.write(&ExportOptions::default(), &mut |p| bar.update(p));
+        let opts = ExportOptions {
+            threads,
+            ..ExportOptions::default()
+        };
+        let r = file.write(&opts, &mut |p| bar.update(p));
         bar.finish();
         reports.extend(r?);
     }

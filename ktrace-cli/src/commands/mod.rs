@@ -13,7 +13,7 @@ pub mod summary;
 
 use std::path::Path;
 
-use ktrace_runtime::export::launches::{read_facts, LaunchInfo, LaunchSelection};
+use ktrace_runtime::export::launches::{read_facts_on, LaunchInfo, LaunchSelection};
 use ktrace_runtime::format::capture::{Capture, LaunchCapture, StreamEnd};
 use ktrace_runtime::timeline::HostAxis;
 
@@ -33,11 +33,12 @@ fn emit(text: String, output: Option<&Path>) -> Result<(), CliError> {
     }
 }
 
-/// The capture at `path`; fails when it holds no launch. A capture whose
-/// writer did not finish is read up to its last complete record, with a
-/// note on stderr.
-fn read(path: &Path) -> Result<Capture, CliError> {
-    let cap = Capture::read(path)?;
+/// The capture at `path`, each large launch buffer read on up to
+/// `threads` threads (0: one per core); fails when it holds no launch. A
+/// capture whose writer did not finish is read up to its last complete
+/// record, with a note on stderr.
+fn read(path: &Path, threads: usize) -> Result<Capture, CliError> {
+    let cap = Capture::read_on(path, threads)?;
     check_read(path, &cap, cap.launches.len())?;
     Ok(cap)
 }
@@ -84,12 +85,23 @@ fn read_picked(
     launch: Option<u32>,
     sel: &LaunchSelection,
 ) -> Result<Capture, CliError> {
+    read_picked_on(path, launch, sel, 1)
+}
+
+/// [`read_picked`], each large launch buffer read on up to `threads`
+/// threads (0: one per core).
+fn read_picked_on(
+    path: &Path,
+    launch: Option<u32>,
+    sel: &LaunchSelection,
+    threads: usize,
+) -> Result<Capture, CliError> {
     if launch.is_none() && sel.keeps_all() {
-        return read(path);
+        return read(path, threads);
     }
     let two_passes = sel.steps.is_some();
     let mut found = false;
-    let first = read_facts(path, |l| {
+    let first = read_facts_on(path, threads, |l| {
         let picked = match launch {
             Some(n) if !found && l.shape.launch == n => {
                 found = true;
@@ -128,7 +140,7 @@ fn read_picked(
         debug_assert_eq!(first.capture.launches.len(), chosen.len());
         return Ok(first.capture);
     }
-    let launches = read_positions(path, &chosen)?;
+    let launches = read_positions(path, &chosen, threads)?;
     Ok(Capture {
         launches,
         ..first.capture
@@ -137,10 +149,14 @@ fn read_picked(
 
 /// The launches at `positions` (increasing) among the launches of the
 /// file at `path`.
-fn read_positions(path: &Path, positions: &[usize]) -> Result<Vec<LaunchCapture>, CliError> {
+fn read_positions(
+    path: &Path,
+    positions: &[usize],
+    threads: usize,
+) -> Result<Vec<LaunchCapture>, CliError> {
     let mut at = 0usize;
     let mut next = positions.iter().copied().peekable();
-    let cap = Capture::read_selected(path, |_| {
+    let cap = Capture::read_selected_on(path, threads, |_| {
         let keep = next.next_if_eq(&at).is_some();
         at += 1;
         keep

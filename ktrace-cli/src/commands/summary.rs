@@ -7,14 +7,20 @@ use ktrace_runtime::export::{summarize_launch, ExportOptions};
 use ktrace_runtime::fill::ring_fill;
 use ktrace_runtime::format::capture::{Capture, LaunchCapture};
 
-use super::read_picked;
+use super::read_picked_on;
 use crate::cli::SummaryArgs;
 use crate::error::CliError;
 use crate::table::{dur, print_table};
 
 /// `ktrace summary`.
 pub fn run(args: SummaryArgs) -> Result<(), CliError> {
-    let cap = read_picked(&args.capture, args.launch, &args.select.selection())?;
+    let threads = args.threads.threads()?;
+    let cap = read_picked_on(
+        &args.capture,
+        args.launch,
+        &args.select.selection(),
+        threads,
+    )?;
     let launches = &cap.launches;
     if let Some(region) = &args.by_value {
         let id = region_id(&cap, region)?;
@@ -23,8 +29,12 @@ pub fn run(args: SummaryArgs) -> Result<(), CliError> {
         }
         return Ok(());
     }
+    let opts = ExportOptions {
+        threads,
+        ..ExportOptions::default()
+    };
     for l in launches {
-        let (s, d) = summarize_launch(l, &cap.device, &cap.regions, &ExportOptions::default())?;
+        let (s, d) = summarize_launch(l, &cap.device, &cap.regions, &opts)?;
         print_summary(&cap, l, &s);
         for (kind, n) in d.counts() {
             println!("  warning: {n} x {kind}");

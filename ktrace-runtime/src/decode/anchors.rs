@@ -110,7 +110,7 @@ pub(super) fn point_diagnostics(
 /// The full `%globaltimer` of an anchor entry: bits 0..31 from its `clock`
 /// field, 32..47 from its `region` field and the rest from the slot's open
 /// time (the anchor is later than the open and less than 2^47 ns after it).
-fn anchor_globaltimer(open_ns: u64, e: &Event) -> u64 {
+pub(super) fn anchor_globaltimer(open_ns: u64, e: &Event) -> u64 {
     let low = (u64::from(e.region) << 32) | u64::from(e.clock);
     let high = open_ns & !((1u64 << 48) - 1);
     let v = high | low;

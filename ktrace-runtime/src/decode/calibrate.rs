@@ -296,117 +296,12 @@ pub(crate) fn ps_since(origin_ns: u64, globaltimer_ns: u64) -> i64 {
     clamp(ps_since_wide(origin_ns, globaltimer_ns))
 }
 
-fn ps_since_wide(origin_ns: u64, globaltimer_ns: u64) -> i128 {
+pub(super) fn ps_since_wide(origin_ns: u64, globaltimer_ns: u64) -> i128 {
     i128::from(globaltimer_ns) * 1000 - i128::from(origin_ns) * 1000
 }
 
-fn clamp(v: i128) -> i64 {
+pub(super) fn clamp(v: i128) -> i64 {
     v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
-}
-
-/// Cycles to picoseconds for one warp: its unwrapped `%clock64` values
-/// mapped to time from the launch origin.
-///
-/// The map goes through one or more points `(clock64, %globaltimer)`:
-/// linearly between neighbouring points, and at `before` / `after` outside
-/// them. With one point and one rate it is the two-point model of layout
-/// version 1: the point is the open (or flush) pair and the rate the slot's.
-#[derive(Clone, Debug)]
-pub(crate) struct WarpClock {
-    /// Points: clock, picoseconds from the origin, sorted by clock with
-    /// non-decreasing times; never empty.
-    points: Vec<(i128, i128)>,
-    /// The rate of each segment between neighbouring points.
-    segments: Vec<ClockRatio>,
-    before: ClockRatio,
-    after: ClockRatio,
-}
-
-impl WarpClock {
-    /// The map through `anchor` at `ratio`, for a launch whose origin is
-    /// `origin_ns` of globaltimer.
-    pub fn new(origin_ns: u64, anchor: TimerPair, ratio: ClockRatio) -> Self {
-        WarpClock {
-            points: vec![(
-                i128::from(anchor.clock64),
-                ps_since_wide(origin_ns, anchor.globaltimer),
-            )],
-            segments: Vec::new(),
-            before: ratio,
-            after: ratio,
-        }
-    }
-
-    /// The piecewise-linear map through `points` (at least one, sorted by
-    /// clock, strictly increasing clocks and non-decreasing globaltimer),
-    /// continued at `before` and `after` outside them.
-    pub fn piecewise(
-        origin_ns: u64,
-        points: &[TimerPoint],
-        before: ClockRatio,
-        after: ClockRatio,
-    ) -> Self {
-        debug_assert!(!points.is_empty());
-        let segments = points
-            .windows(2)
-            .map(|w| ClockRatio {
-                ns: w[1].globaltimer - w[0].globaltimer,
-                cycles: (w[1].clock - w[0].clock) as u64,
-            })
-            .collect();
-        WarpClock {
-            points: points
-                .iter()
-                .map(|p| (p.clock, ps_since_wide(origin_ns, p.globaltimer)))
-                .collect(),
-            segments,
-            before,
-            after,
-        }
-    }
-
-    /// A reader of times for clocks that mostly come in increasing order.
-    pub fn cursor(&self) -> ClockCursor<'_> {
-        ClockCursor { map: self, seg: 0 }
-    }
-
-    /// The time of unwrapped clock value `clock`, in picoseconds from the
-    /// launch origin (saturated to `i64`).
-    #[cfg(test)]
-    pub fn ps(&self, clock: i128) -> i64 {
-        self.cursor().ps(clock)
-    }
-}
-
-/// [`WarpClock::ps`] with the segment of the last call remembered.
-pub(crate) struct ClockCursor<'a> {
-    map: &'a WarpClock,
-    seg: usize,
-}
-
-impl ClockCursor<'_> {
-    /// The time of unwrapped clock value `clock`, in picoseconds from the
-    /// launch origin (saturated to `i64`).
-    #[inline]
-    pub fn ps(&mut self, clock: i128) -> i64 {
-        let m = self.map;
-        let (first, last) = (m.points[0], m.points[m.points.len() - 1]);
-        if clock <= first.0 {
-            return clamp(first.1 + m.before.cycles_to_ps(clock - first.0));
-        }
-        if clock >= last.0 {
-            return clamp(last.1 + m.after.cycles_to_ps(clock - last.0));
-        }
-        // first.0 < clock < last.0: some segment holds it.
-        if clock < m.points[self.seg].0 {
-            self.seg = m.points.partition_point(|p| p.0 <= clock) - 1;
-        }
-        while m.points[self.seg + 1].0 <= clock {
-            self.seg += 1;
-        }
-        let a = m.points[self.seg];
-        clamp(a.1 + m.segments[self.seg].cycles_to_ps(clock - a.0))
-    }
 }
 
 /// A time anchor: an unwrapped clock and the `%globaltimer` read with it.
@@ -704,22 +599,5 @@ mod tests {
             cycles: 204
         }
         .off_by_more_than_1pc(&m));
-    }
-
-    #[test]
-    fn warp_clock_maps_through_its_anchor() {
-        // 2 GHz, anchored 1 µs after the origin at clock 1000.
-        let r = ClockRatio {
-            ns: 1000,
-            cycles: 2000,
-        };
-        let anchor = TimerPair {
-            clock64: 1000,
-            globaltimer: 5_001_000,
-        };
-        let c = WarpClock::new(5_000_000, anchor, r);
-        assert_eq!(c.ps(1000), 1_000_000);
-        assert_eq!(c.ps(3000), 2_000_000);
-        assert_eq!(c.ps(0), 500_000);
     }
 }

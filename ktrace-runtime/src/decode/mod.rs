@@ -54,24 +54,26 @@
 
 mod anchors;
 mod calibrate;
+mod events;
 mod ring;
 mod spans;
+mod warp_clock;
 
 pub use calibrate::{
     describe_clock, ClockRatio, ClockStats, RatioSource, TimeModel, CLOCK_WINDOW_NS,
 };
 
 use crate::diagnostics::{Diagnostic, Diagnostics, WarpId};
-use crate::format::buffer::LaunchBuffer;
+use crate::format::buffer::{LaunchBuffer, SlotView};
 use crate::format::capture::DeviceInfo;
 use crate::format::layout::{Event, EventKind, SlotMeta};
 use crate::format::shape::LaunchShape;
 use anchors::{anchor_points, point_diagnostics};
-use calibrate::{
-    calibrate, check_points, events_fit_open_to_flush, ps_since, TimerPoint, WarpClock,
-};
+use calibrate::{calibrate, check_points, events_fit_open_to_flush, ps_since, TimerPoint};
+use events::RingEvents;
 use ring::{Kept, Slot};
 use spans::match_spans;
+use warp_clock::WarpClock;
 
 /// Decoding choices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -341,6 +343,28 @@ impl<'a> Decoder<'a> {
         self.plans.len()
     }
 
+    /// The `i`-th opened slot as the buffer holds it, or `None` past the end.
+    pub fn slot_view(&self, i: usize) -> Option<SlotView<'a>> {
+        let plan = self.plans.get(i)?;
+        Some(self.buffer.slot(plan.slot))
+    }
+
+    /// Ring entries of the `i`-th opened slot: its count up to the cap when
+    /// it flushed, else the cap (0 past the end). What decoding it reads,
+    /// without reading the ring.
+    pub fn kept_entries(&self, i: usize) -> u32 {
+        let Some(plan) = self.plans.get(i) else {
+            return 0;
+        };
+        let cap = self.buffer.shape().cap();
+        let meta = *self.buffer.slot(plan.slot).meta();
+        if meta.is_flushed() {
+            meta.count.min(cap)
+        } else {
+            cap
+        }
+    }
+
     /// Decodes the `i`-th opened slot (in slot order), or `None` past the end.
     pub fn warp(&self, i: usize) -> Option<WarpTrace> {
         let plan = *self.plans.get(i)?;
@@ -443,6 +467,23 @@ impl<'a> Decoder<'a> {
     /// [`Decoder::first_event_ps`]; its statistics and diagnostics are
     /// partial).
     fn time_base(&self, slot: &Slot<'_>, kept: &Kept, plan: &SlotPlan, prefix: bool) -> TimeBase {
+        if !self.anchored {
+            return self.time_base_of(slot, kept, plan, (Vec::new(), 0, true));
+        }
+        let points = anchor_points(slot, kept, prefix.then_some(2));
+        self.time_base_of(slot, kept, plan, points)
+    }
+
+    /// [`Decoder::time_base`] from the warp's time points as
+    /// [`anchor_points`] gives them (points, anchors in the ring, whether
+    /// the walk reached the end), or none without anchors.
+    fn time_base_of(
+        &self,
+        slot: &Slot<'_>,
+        kept: &Kept,
+        plan: &SlotPlan,
+        (mut points, in_stream, complete): (Vec<(u32, TimerPoint)>, u64, bool),
+    ) -> TimeBase {
         let meta = &slot.meta;
         let two_point = |diagnostics| TimeBase {
             clock: WarpClock::new(self.origin, slot.anchor(kept), plan.ratio),
@@ -454,7 +495,6 @@ impl<'a> Decoder<'a> {
         if !self.anchored {
             return two_point(Vec::new());
         }
-        let (mut points, in_stream, complete) = anchor_points(slot, kept, prefix.then_some(2));
         let mut shifts = Vec::new();
         let check = check_points(&mut points, &self.device_ratio, |from, add| {
             shifts.push((from, add))
@@ -502,74 +542,6 @@ impl<'a> Decoder<'a> {
             diagnostics,
             last_clock: None,
         }
-    }
-
-    /// The events `slot`'s ring kept, in time order (at equal times begin,
-    /// then mark, then end).
-    fn timed_events(&self, slot: &Slot<'_>, plan: &SlotPlan) -> RingEvents {
-        let kept = slot.kept();
-        let mut out = RingEvents {
-            events: Vec::with_capacity(kept.len as usize),
-            walked: 0,
-            unknown: None,
-            stray: (0, 0),
-            base: None,
-            kept,
-        };
-        // Whether the events come in (time, begin-mark-end) order already.
-        let mut in_order = true;
-        let mut last = (i64::MIN, 0u8);
-        // The event a value entry right after it belongs to.
-        let mut takes_value: Option<usize> = None;
-        // Whether an entry came before (a leading value's event was
-        // overwritten: not stray).
-        let mut after_entry = false;
-        let base = self.for_each_event(slot, &kept, plan, false, |e, t| {
-            if slot.is_value(&e) {
-                // A value whose event the ring overwrote belongs to none.
-                match takes_value.take() {
-                    Some(i) => {
-                        if out.events[i].region != e.region {
-                            out.stray.1 += 1;
-                        }
-                        out.events[i].value = Some(e.clock);
-                    }
-                    None if after_entry => out.stray.0 += 1,
-                    None => {}
-                }
-                after_entry = true;
-                return true;
-            }
-            after_entry = true;
-            out.walked += 1;
-            takes_value = None;
-            match EventKind::from_raw(e.kind) {
-                Some(kind) => {
-                    let key = (t, kind.tie_rank());
-                    in_order &= last <= key;
-                    last = key;
-                    takes_value = Some(out.events.len());
-                    out.events.push(TimedEvent {
-                        t_ps: t,
-                        region: e.region,
-                        kind,
-                        value: None,
-                    })
-                }
-                None => {
-                    let u = out.unknown.get_or_insert((e.kind, 0));
-                    u.1 += 1;
-                }
-            }
-            true
-        });
-        out.base = Some(base);
-        // Times never decrease in ring order; only events at the same time
-        // may need reordering (begin, mark, end), and usually none do.
-        if !in_order {
-            out.events.sort_by_key(|e| (e.t_ps, e.kind.tie_rank()));
-        }
-        out
     }
 
     fn decode_slot(&self, plan: &SlotPlan) -> WarpTrace {
@@ -669,23 +641,6 @@ impl<'a> Decoder<'a> {
 /// points: 32 ns steps make it 3% off at most, over the few microseconds
 /// between an anchor and the events past it.
 const EXTRAPOLATION_SPAN_NS: u64 = 1_000;
-
-/// What [`Decoder::timed_events`] read from a ring.
-struct RingEvents {
-    /// The valid events, in time order.
-    events: Vec<TimedEvent>,
-    /// Events walked, valid or not.
-    walked: u32,
-    /// The first unknown event type seen, and how many events had one.
-    unknown: Option<(u16, u32)>,
-    /// Values after an event that had one, and values of another region
-    /// than their event's.
-    stray: (u32, u32),
-    /// The map from cycles to time the events went through.
-    base: Option<TimeBase>,
-    /// The entries the ring kept.
-    kept: Kept,
-}
 
 /// Decodes a whole buffer at once: [`Decoder::new`] then
 /// [`Decoder::decode_all`].

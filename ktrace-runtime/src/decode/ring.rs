@@ -8,7 +8,7 @@
 
 use super::calibrate::TimerPair;
 use crate::format::buffer::{EntryKind, SlotView};
-use crate::format::layout::{Event, SlotMeta};
+use crate::format::layout::{Event, SlotMeta, EVENT_BYTES};
 
 /// Which timer pair the unwrapped chain hangs from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +128,47 @@ impl<'a> Slot<'a> {
         }
     }
 
+    /// Where [`Slot::walk`] starts: the cycles of the chain's start before
+    /// the anchor's `%clock64` (0 from the open; back from the flush, at
+    /// most 2^32 per kept entry), and the 32-bit clock before the oldest
+    /// kept event.
+    pub fn chain_start(&self, kept: &Kept) -> (i64, u32) {
+        let anchor = self.anchor(kept).clock64 as u32;
+        match kept.anchor {
+            Anchor::Open => (0, anchor),
+            Anchor::Flush => {
+                let mut cyc: i64 = 0;
+                let mut next = anchor;
+                for e in self.entries(kept).rev() {
+                    if self.is_clockless(&e) {
+                        continue;
+                    }
+                    cyc -= i64::from(next.wrapping_sub(e.clock));
+                    next = e.clock;
+                }
+                (cyc, next)
+            }
+        }
+    }
+
+    /// The entries `kept` holds, oldest first.
+    pub fn entries(&self, kept: &Kept) -> impl DoubleEndedIterator<Item = Event> + '_ {
+        let ring = self.view.ring();
+        let (start, n) = (kept.start as usize, kept.len as usize);
+        let first = n.min(self.cap as usize - start);
+        let head =
+            ring[start * EVENT_BYTES..(start + first) * EVENT_BYTES].chunks_exact(EVENT_BYTES);
+        let tail = ring[..(n - first) * EVENT_BYTES].chunks_exact(EVENT_BYTES);
+        head.chain(tail)
+            .map(|b| Event::from_bytes(b.try_into().expect("8 bytes")))
+    }
+
+    /// What `e`, an entry of this slot, is.
+    #[inline]
+    pub fn kind_of(&self, e: &Event) -> EntryKind {
+        self.view.kind_of(e)
+    }
+
     /// The timer pair that `kept`'s unwrapped clocks hang from.
     pub fn anchor(&self, kept: &Kept) -> TimerPair {
         match kept.anchor {
@@ -151,26 +192,9 @@ impl<'a> Slot<'a> {
             return;
         }
         let at = |i: u32| self.event((kept.start + i) & (self.cap - 1));
-        let anchor = self.anchor(kept).clock64;
-        // The cycle offset of the walk from the anchor, and the clock value
-        // before the oldest kept event.
-        let (mut cyc, mut prev): (i128, u32) = match kept.anchor {
-            Anchor::Open => (0, anchor as u32),
-            Anchor::Flush => {
-                let mut cyc: i128 = 0;
-                let mut next = anchor as u32;
-                for i in (0..n).rev() {
-                    let e = at(i);
-                    if self.is_clockless(&e) {
-                        continue;
-                    }
-                    cyc -= i128::from(next.wrapping_sub(e.clock));
-                    next = e.clock;
-                }
-                (cyc, next)
-            }
-        };
-        let anchor = i128::from(anchor);
+        let (cyc, mut prev) = self.chain_start(kept);
+        let mut cyc = i128::from(cyc);
+        let anchor = i128::from(self.anchor(kept).clock64);
         for i in 0..n {
             let e = at(i);
             if !self.is_clockless(&e) {

@@ -13,6 +13,7 @@
 use std::collections::HashSet;
 use std::io::{self, Write};
 
+use super::parallel::{ChunkEncoder, ChunkSink, Encoded};
 use super::region_slots::RegionSlots;
 use super::sink::{LaunchView, TraceSink};
 use crate::decode::{Span, TimedEvent, WarpTrace};
@@ -162,8 +163,11 @@ pub struct ChromeWriter<W: Write> {
     out: Vec<u8>,
     opts: ChromeOptions,
     t0: i64,
-    first: bool,
-    seen_pids: HashSet<u64>,
+    /// What the warps written so far decide for the next.
+    running: ChromeRunning,
+    /// `out` goes to the writer once it holds this many bytes (never, in a
+    /// fork that encodes a chunk).
+    flush_at: usize,
     /// Indices of region ids into `heads` and `tails`.
     slots: RegionSlots,
     /// Per slot, once seen: `{"name":NAME,"ph":`.
@@ -193,8 +197,12 @@ impl<W: Write> ChromeWriter<W> {
             out: Vec::with_capacity(CHUNK + 4096),
             opts,
             t0: t0_ps,
-            first: true,
-            seen_pids: HashSet::new(),
+            running: ChromeRunning {
+                by_sm: opts.by_sm,
+                first: true,
+                seen_pids: HashSet::new(),
+            },
+            flush_at: CHUNK,
             slots: RegionSlots::new(regions),
             heads: Vec::new(),
             tails: Vec::new(),
@@ -215,12 +223,12 @@ impl<W: Write> ChromeWriter<W> {
     /// Starts the next event: hands a full chunk to the writer, then the
     /// separator.
     fn sep(&mut self) -> io::Result<()> {
-        if self.out.len() >= CHUNK {
+        if self.out.len() >= self.flush_at {
             self.w.write_all(&self.out)?;
             self.out.clear();
         }
-        if self.first {
-            self.first = false;
+        if self.running.first {
+            self.running.first = false;
         } else {
             self.out.extend_from_slice(b",\n");
         }
@@ -296,7 +304,7 @@ impl<W: Write> ChromeWriter<W> {
     /// "Host steps" process of its own, from `start_ps` to `end_ps` (ps
     /// from the launch origin, as the warps' events).
     pub fn host_step(&mut self, title: &str, start_ps: i64, end_ps: i64) -> io::Result<()> {
-        if self.seen_pids.insert(HOST_STEPS_PID) {
+        if self.running.seen_pids.insert(HOST_STEPS_PID) {
             self.meta_event(
                 "process_name",
                 HOST_STEPS_PID,
@@ -327,17 +335,17 @@ impl<W: Write> ChromeWriter<W> {
     /// Writes one warp: its process and thread names (once per process),
     /// then its events.
     pub fn warp(&mut self, warp: &WarpTrace) -> io::Result<()> {
+        let order = self.running.order(warp);
+        self.encode_warp(warp, order)
+    }
+
+    /// [`ChromeWriter::warp`] at the place `order` says.
+    fn encode_warp(&mut self, warp: &WarpTrace, order: ChromeOrder) -> io::Result<()> {
         let id = warp.id;
-        let (pid, tid) = if self.opts.by_sm {
-            (
-                u64::from(id.sm),
-                u64::from(id.block) * 32 + u64::from(id.warp),
-            )
-        } else {
-            (u64::from(id.block), u64::from(id.warp))
-        };
+        let (pid, tid) = process_thread(self.opts, warp);
+        self.running.first = order.first;
         let mut arg = Vec::with_capacity(64);
-        if self.seen_pids.insert(pid) {
+        if order.new_pid {
             // {"name":"SM 004"} or {"name":"SM 004 Block 0003"}: digits
             // and spaces, nothing to escape.
             arg.extend_from_slice(b"{\"name\":\"SM ");
@@ -443,6 +451,137 @@ impl<W: Write> ChromeWriter<W> {
         self.w.write_all(&self.out)?;
         self.w.flush()?;
         Ok(self.w)
+    }
+}
+
+/// The process and thread of `warp` in the trace.
+fn process_thread(opts: ChromeOptions, warp: &WarpTrace) -> (u64, u64) {
+    let id = warp.id;
+    if opts.by_sm {
+        (
+            u64::from(id.sm),
+            u64::from(id.block) * 32 + u64::from(id.warp),
+        )
+    } else {
+        (u64::from(id.block), u64::from(id.warp))
+    }
+}
+
+/// What the warps written so far decide for the next: whether anything
+/// was written, and the processes already named.
+pub(crate) struct ChromeRunning {
+    by_sm: bool,
+    /// Nothing written yet: the next event has no separator before it.
+    first: bool,
+    seen_pids: HashSet<u64>,
+}
+
+/// A warp's place in the trace.
+pub(crate) struct ChromeOrder {
+    /// Its first event is the trace's first.
+    first: bool,
+    /// Its process is named here (its first warp).
+    new_pid: bool,
+}
+
+impl ChromeRunning {
+    /// The place of `warp`, after the warps given theirs so far.
+    fn order(&mut self, warp: &WarpTrace) -> ChromeOrder {
+        let by_sm = ChromeOptions {
+            by_sm: self.by_sm,
+            raw_events: false,
+        };
+        let (pid, _) = process_thread(by_sm, warp);
+        let order = ChromeOrder {
+            first: self.first,
+            new_pid: self.seen_pids.insert(pid),
+        };
+        // Every warp writes its thread's name.
+        self.first = false;
+        order
+    }
+}
+
+impl<W: Write> ChunkSink for ChromeWriter<W> {
+    type Running = ChromeRunning;
+    type Order = ChromeOrder;
+    type Prep = ();
+    type Fork = ChromeWriter<io::Sink>;
+
+    fn warp(&mut self, warp: &WarpTrace) -> io::Result<()> {
+        ChromeWriter::warp(self, warp)
+    }
+
+    fn take_running(&mut self) -> ChromeRunning {
+        let empty = ChromeRunning {
+            by_sm: self.opts.by_sm,
+            first: self.running.first,
+            seen_pids: HashSet::new(),
+        };
+        std::mem::replace(&mut self.running, empty)
+    }
+
+    fn put_running(&mut self, running: ChromeRunning) {
+        self.running = running;
+    }
+
+    fn order(running: &mut ChromeRunning, warp: &WarpTrace, (): ()) -> ChromeOrder {
+        running.order(warp)
+    }
+
+    /// A writer of the same trace whose output stays in its buffer.
+    fn fork(&self) -> ChromeWriter<io::Sink> {
+        ChromeWriter {
+            w: io::sink(),
+            out: Vec::new(),
+            opts: self.opts,
+            t0: self.t0,
+            running: ChromeRunning {
+                by_sm: self.opts.by_sm,
+                first: false,
+                seen_pids: HashSet::new(),
+            },
+            flush_at: usize::MAX,
+            slots: RegionSlots::new(&self.regions),
+            heads: Vec::new(),
+            tails: Vec::new(),
+            warp_no: 0,
+            pid_tid: Vec::new(),
+            args: Vec::new(),
+            regions: self.regions.clone(),
+            events: 0,
+            launch_begun: true,
+        }
+    }
+
+    fn write_chunk(&mut self, chunk: &Encoded) -> io::Result<()> {
+        self.w.write_all(&self.out)?;
+        self.out.clear();
+        self.w.write_all(&chunk.bytes[..chunk.len])?;
+        self.events += chunk.events;
+        Ok(())
+    }
+}
+
+impl ChunkEncoder for ChromeWriter<io::Sink> {
+    type Order = ChromeOrder;
+    type Prep = ();
+
+    fn prepare(&self, _: &WarpTrace) {}
+
+    fn encode(&mut self, warp: &WarpTrace, order: ChromeOrder) -> io::Result<()> {
+        self.encode_warp(warp, order)
+    }
+
+    fn take(&mut self, mut spare: Vec<u8>) -> Encoded {
+        spare.clear();
+        let bytes = std::mem::replace(&mut self.out, spare);
+        Encoded {
+            len: bytes.len(),
+            bytes,
+            events: std::mem::take(&mut self.events),
+            track_events: 0,
+        }
     }
 }
 

@@ -51,6 +51,34 @@ impl<'d> LaunchCollector<'d> {
         }
     }
 
+    /// An empty collector for the same launch, without the decoder's
+    /// diagnostics: a part that another thread fills with a run of warps
+    /// and [`LaunchCollector::merge`] adds back.
+    pub fn part(&self) -> Self {
+        LaunchCollector {
+            decoder: self.decoder,
+            summary: self.summary.part(),
+            diagnostics: Diagnostics::new(),
+            known: self.known.clone(),
+            unknown: BTreeSet::new(),
+            clock: ClockStats::default(),
+            events_span: None,
+        }
+    }
+
+    /// Adds a part's warps as if they had been added here after those
+    /// added so far.
+    pub fn merge(&mut self, part: LaunchCollector<'_>) {
+        self.summary.merge(part.summary);
+        self.diagnostics.append(part.diagnostics);
+        self.clock.merge(&part.clock);
+        if let Some((lo, hi)) = part.events_span {
+            let (a, b) = self.events_span.unwrap_or((lo, hi));
+            self.events_span = Some((a.min(lo), b.max(hi)));
+        }
+        self.unknown.extend(part.unknown);
+    }
+
     /// Adds one warp: its spans, its diagnostics, and the region ids of all
     /// its events (whether or not an output shows them) that the table
     /// lacks.
@@ -74,6 +102,12 @@ impl<'d> LaunchCollector<'d> {
     /// the decoder's, every warp's in slot order, then one
     /// [`Diagnostic::UnknownRegion`] per unknown region id, by id.
     pub fn finish(self, trace: &Path) -> (Summary, Diagnostics) {
+        self.finish_on(trace, 1)
+    }
+
+    /// [`LaunchCollector::finish`], the durations sorted on up to
+    /// `threads` threads.
+    pub fn finish_on(self, trace: &Path, threads: usize) -> (Summary, Diagnostics) {
         let mut diagnostics = self.diagnostics;
         diagnostics.extend(
             self.unknown
@@ -81,7 +115,7 @@ impl<'d> LaunchCollector<'d> {
                 .map(|region| Diagnostic::UnknownRegion { region }),
         );
         let s = self.decoder.shape();
-        let (regions, per_block) = self.summary.finish();
+        let (regions, per_block) = self.summary.finish_on(threads);
         let summary = Summary {
             trace: trace.display().to_string(),
             display_time_unit: "ns".into(),

@@ -35,7 +35,7 @@ mod facts;
 #[cfg(test)]
 mod tests;
 
-pub use facts::{facts_infos, read_facts, CaptureFacts, KernelNames, LaunchFacts};
+pub use facts::{facts_infos, read_facts, read_facts_on, CaptureFacts, KernelNames, LaunchFacts};
 
 use std::fmt;
 

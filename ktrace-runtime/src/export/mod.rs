@@ -7,31 +7,35 @@ pub mod chrome;
 mod collect;
 pub mod filter;
 pub mod launches;
+mod parallel;
+mod pass;
 pub mod perfetto;
 pub mod plan;
 mod region_slots;
 pub mod report;
 pub mod sink;
+mod sort;
 pub mod summary;
 
 /// Perfetto's messages under their former path (they are [`perfetto::proto`]).
 pub use perfetto::proto as perfetto_proto;
 
-use std::borrow::{Borrow, Cow};
+use std::borrow::Borrow;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::decode::{DecodeOptions, Decoder, WarpTrace};
 use crate::diagnostics::Diagnostics;
 use crate::error::{Error, Result};
-use crate::fill::{ring_fill, RingFill};
+use crate::fill::RingFill;
 use crate::format::capture::{DeviceInfo, LaunchCapture};
 use crate::format::regions::Regions;
 use crate::output::{summary_path, write_atomic, write_atomic_with};
 use crate::timeline::HostAxis;
 use chrome::{ChromeOptions, ChromeWriter};
-use collect::LaunchCollector;
-use filter::{FilterError, LaunchFilter, SummaryScope, TraceFilter};
+use filter::{FilterError, LaunchFilter, TraceFilter};
+use parallel::{run_warps, NoTrace};
+use pass::FilteredPass;
 use perfetto::{LaunchGroup, PerfettoOptions, PerfettoWriter};
 use summary::{Summary, SummaryOptions};
 
@@ -51,6 +55,10 @@ pub struct ExportOptions {
     /// What the trace keeps of each launch (`None`: everything), and
     /// whether the summary covers only that ([`TraceFilter::summary`]).
     pub filter: Option<TraceFilter>,
+    /// Threads that decode, summarise and encode a launch's warps: 0 (the
+    /// default) one per core, 1 this thread alone. The output is the
+    /// same whatever the number ([`crate::threads::thread_count`]).
+    pub threads: usize,
 }
 
 impl ExportOptions {
@@ -161,82 +169,10 @@ pub fn summarize_launch(
         .filter_for(&dec, device, regions, t0)
         .map_err(config_error)?;
     let mut pass = FilteredPass::new(filter, &dec, regions, opts);
-    for w in dec.warps() {
-        pass.add_warp(&w);
-    }
+    run_warps(&dec, opts.threads, &mut pass, &mut NoTrace, &mut |_| {})
+        .map_err(|e| Error::io(Path::new(""), e))?;
     let (summary, diagnostics, _) = pass.finish(Path::new("")).map_err(config_error)?;
     Ok((summary, diagnostics))
-}
-
-/// The pass over a launch's warps that [`write_trace`] and
-/// [`summarize_launch`] share: the filter applied to each warp, what it
-/// keeps handed to a writer, the summary fed with the whole warp or what
-/// was kept.
-struct FilteredPass<'d> {
-    filter: Option<LaunchFilter>,
-    collector: LaunchCollector<'d>,
-    /// The launch's last event, ps from the origin.
-    last_event: Option<i64>,
-    warps_kept: usize,
-}
-
-impl<'d> FilteredPass<'d> {
-    fn new(
-        filter: Option<LaunchFilter>,
-        dec: &'d Decoder<'d>,
-        regions: &Regions,
-        opts: &ExportOptions,
-    ) -> Self {
-        FilteredPass {
-            filter,
-            collector: LaunchCollector::new(dec, regions, opts.summary),
-            last_event: None,
-            warps_kept: 0,
-        }
-    }
-
-    /// Applies the filter to `warp`, adds the warp (or what was kept) to
-    /// the summary and returns what the trace is to hold, if anything.
-    fn add_warp<'w>(&mut self, warp: &'w WarpTrace) -> Option<Cow<'w, WarpTrace>> {
-        if let Some(e) = warp.events.last() {
-            self.last_event = Some(self.last_event.map_or(e.t_ps, |l| l.max(e.t_ps)));
-        }
-        let kept = match &self.filter {
-            None => Some(Cow::Borrowed(warp)),
-            Some(f) => f.apply(warp),
-        };
-        let scope = self
-            .filter
-            .as_ref()
-            .map_or(SummaryScope::Launch, |f| f.spec().summary);
-        match (scope, &kept) {
-            (SummaryScope::Launch, _) => self.collector.add_warp(warp),
-            (SummaryScope::Kept, Some(k)) => self.collector.add_warp(k),
-            (SummaryScope::Kept, None) => {}
-        }
-        self.warps_kept += usize::from(kept.is_some());
-        kept
-    }
-
-    /// The summary (recording the filter when it covers only what was
-    /// kept), the diagnostics and the filter's record for `otherData`;
-    /// fails when the window starts after the launch's last event.
-    fn finish(
-        self,
-        trace_name: &Path,
-    ) -> std::result::Result<(Summary, Diagnostics, Option<serde_json::Value>), FilterError> {
-        if let Some(f) = &self.filter {
-            f.check_end(self.last_event)?;
-        }
-        let record = self.filter.as_ref().map(|f| f.to_json(self.warps_kept));
-        let (mut summary, diagnostics) = self.collector.finish(trace_name);
-        if let Some(f) = &self.filter {
-            if f.spec().summary == SummaryScope::Kept {
-                summary.filter = record.clone();
-            }
-        }
-        Ok((summary, diagnostics, record))
-    }
 }
 
 /// A Chrome trace as [`write_trace`] wrote it, and the summary beside it.
@@ -278,22 +214,32 @@ pub fn write_trace<W: Write, T: Borrow<WarpTrace>>(
     trace_name: &Path,
     w: W,
 ) -> Result<WrittenTrace> {
-    write_trace_with_steps(dec, warps, device, regions, opts, trace_name, &[], w)
+    let warps = Warps::Given(warps.into_iter());
+    write_trace_with_steps(dec, warps, device, regions, opts, trace_name, &[], w).map(|(t, _)| t)
+}
+
+/// The warps a trace is written from.
+enum Warps<'p, I> {
+    /// These, decoded already.
+    Given(I),
+    /// The decoder's, decoded on [`ExportOptions::threads`] threads,
+    /// `progress` called with each warp's events after it.
+    Decode(&'p mut dyn FnMut(u64)),
 }
 
 /// [`write_trace`], with host steps (ps from the launch origin) on a track
-/// of their own.
+/// of their own; also how full the launch's rings were.
 #[allow(clippy::too_many_arguments)]
-fn write_trace_with_steps<W: Write, T: Borrow<WarpTrace>>(
-    dec: &Decoder<'_>,
-    warps: impl IntoIterator<Item = T>,
+fn write_trace_with_steps<'d, W: Write, T: Borrow<WarpTrace>>(
+    dec: &'d Decoder<'d>,
+    warps: Warps<'_, impl Iterator<Item = T>>,
     device: &DeviceInfo,
     regions: &Regions,
     opts: &ExportOptions,
     trace_name: &Path,
     steps: &[(String, i64, i64)],
     w: W,
-) -> Result<WrittenTrace> {
+) -> Result<(WrittenTrace, RingFill)> {
     let io = |e| Error::io(trace_name, e);
     let t0 = dec.first_event_of_launch().unwrap_or(0);
     let filter = opts
@@ -304,13 +250,24 @@ fn write_trace_with_steps<W: Write, T: Borrow<WarpTrace>>(
     for (title, start, end) in steps {
         cw.host_step(title, *start, *end).map_err(io)?;
     }
-    for warp in warps {
-        if let Some(kept) = pass.add_warp(warp.borrow()) {
-            cw.warp(&kept).map_err(io)?;
+    match warps {
+        Warps::Given(warps) => {
+            for warp in warps {
+                if let Some(kept) = pass.add_warp(warp.borrow()) {
+                    cw.warp(&kept).map_err(io)?;
+                }
+            }
+            for i in 0..dec.warp_count() {
+                pass.part.add_fill(dec, i);
+            }
+        }
+        Warps::Decode(progress) => {
+            run_warps(dec, opts.threads, &mut pass, &mut cw, progress).map_err(io)?;
         }
     }
     let events = cw.events_written();
-    let warps_written = pass.warps_kept;
+    let warps_written = pass.warps_kept();
+    let fill = pass.fill();
     let (summary, diagnostics, record) = pass.finish(trace_name).map_err(config_error)?;
     cw.finish(&other_data(
         dec,
@@ -322,12 +279,13 @@ fn write_trace_with_steps<W: Write, T: Borrow<WarpTrace>>(
         record,
     ))
     .map_err(io)?;
-    Ok(WrittenTrace {
+    let written = WrittenTrace {
         events,
         warps_written,
         diagnostics,
         summary,
-    })
+    };
+    Ok((written, fill))
 }
 
 /// How far an export has come, as [`export_launch_with_progress`] reports
@@ -424,22 +382,25 @@ pub fn export_timeline_launch(
         opts.filter_for(&dec, device, regions, t0)
             .map_err(config_error)?;
     }
-    let fill = ring_fill(&buffer);
     let mut done = ExportProgress {
         warps: dec.warp_count(),
         ..ExportProgress::default()
     };
-    let warps = dec.warps().inspect(|w| {
+    let mut each_warp = |events: u64| {
         done.warps_done += 1;
-        done.events += w.events.len() as u64;
+        done.events += events;
         progress(&done);
-    });
-    let WrittenTrace {
-        events,
-        warps_written,
-        diagnostics,
-        summary,
-    } = {
+    };
+    let warps = Warps::<std::iter::Empty<WarpTrace>>::Decode(&mut each_warp);
+    let (
+        WrittenTrace {
+            events,
+            warps_written,
+            diagnostics,
+            summary,
+        },
+        fill,
+    ) = {
         let steps = steps_of_launch(t, dec.origin_globaltimer())?;
         write_atomic_with(trace_path, |w| {
             write_trace_with_steps(&dec, warps, device, regions, opts, trace_path, &steps, w)
@@ -555,17 +516,20 @@ pub fn export_perfetto(
     progress: &mut dyn FnMut(&ExportProgress),
 ) -> Result<Vec<ExportReport>> {
     let mut decoders = Vec::with_capacity(launches.len());
-    let mut fills = Vec::with_capacity(launches.len());
     let mut filters = Vec::with_capacity(launches.len());
     for t in launches {
         let buffer = t.launch.buffer()?;
         let dec = Decoder::new(buffer, &opts.decode_for(t.device));
-        let t0 = dec.first_event_of_launch().unwrap_or(0);
-        filters.push(
-            opts.filter_for(&dec, t.device, t.regions, t0)
-                .map_err(config_error)?,
-        );
-        fills.push(ring_fill(&buffer));
+        // The launch's first event places the filter's window.
+        let filter = match opts.filter {
+            Some(_) => {
+                let t0 = dec.first_event_of_launch().unwrap_or(0);
+                opts.filter_for(&dec, t.device, t.regions, t0)
+                    .map_err(config_error)?
+            }
+            None => None,
+        };
+        filters.push(filter);
         decoders.push(dec);
     }
     let mut done = ExportProgress {
@@ -579,7 +543,14 @@ pub fn export_perfetto(
         for ((dec, t), filter) in decoders.iter().zip(launches).zip(filters) {
             let pass = FilteredPass::new(filter, dec, t.regions, opts);
             out.push(write_perfetto_launch(
-                &mut pw, t, dec, pass, trace_path, &mut done, progress,
+                &mut pw,
+                t,
+                dec,
+                pass,
+                opts.threads,
+                trace_path,
+                &mut done,
+                progress,
             )?);
         }
         // Each capture's steps once, for the captures on the host's axis.
@@ -593,11 +564,31 @@ pub fn export_perfetto(
         pw.finish().map_err(io)?;
         Ok(out)
     })?;
-    // One summary file beside the trace: the launch's own, or, for several
-    // launches, {"trace", "launches": [each launch's summary, in order]}.
+    let summary_path = write_perfetto_summaries(trace_path, &written)?;
+    let mut reports = Vec::with_capacity(launches.len());
+    for (written, dec) in written.into_iter().zip(&decoders) {
+        let summary_path = summary_path.clone();
+        reports.push(ExportReport {
+            trace_path: trace_path.to_path_buf(),
+            summary_path,
+            events: written.events,
+            warps: dec.warp_count(),
+            warps_written: written.warps_kept,
+            diagnostics: written.diagnostics,
+            summary: written.summary,
+            fill: written.fill,
+        });
+    }
+    Ok(reports)
+}
+
+/// Writes the summary file beside the Perfetto trace `trace_path` and
+/// returns its path: the launch's own summary, or, for several launches,
+/// `{"trace", "launches": [each launch's summary, in order]}`.
+fn write_perfetto_summaries(trace_path: &Path, written: &[PerfettoLaunch]) -> Result<PathBuf> {
     let summary_path = perfetto_summary_path(trace_path);
     write_atomic(&summary_path, |w| {
-        let json = match &written[..] {
+        let json = match written {
             [one] => serde_json::to_value(&one.summary),
             all => serde_json::to_value(PerfettoSummaries {
                 trace: trace_path.display().to_string(),
@@ -608,21 +599,7 @@ pub fn export_perfetto(
         serde_json::to_writer_pretty(&mut *w, &json).map_err(io::Error::other)?;
         w.write_all(b"\n")
     })?;
-    let mut reports = Vec::with_capacity(launches.len());
-    for ((written, dec), fill) in written.into_iter().zip(&decoders).zip(fills) {
-        let summary_path = summary_path.clone();
-        reports.push(ExportReport {
-            trace_path: trace_path.to_path_buf(),
-            summary_path,
-            events: written.events,
-            warps: dec.warp_count(),
-            warps_written: written.warps_kept,
-            diagnostics: written.diagnostics,
-            summary: written.summary,
-            fill,
-        });
-    }
-    Ok(reports)
+    Ok(summary_path)
 }
 
 /// What [`write_perfetto_launch`] wrote of one launch.
@@ -632,16 +609,19 @@ struct PerfettoLaunch {
     warps_kept: usize,
     summary: Summary,
     diagnostics: Diagnostics,
+    fill: RingFill,
 }
 
 /// Writes launch `t` (decoded by `dec`, filtered by `pass`) into the
 /// Perfetto trace `pw` on its axis, and gives its summary (with where it
 /// was placed) and diagnostics.
-fn write_perfetto_launch<W: Write>(
+#[allow(clippy::too_many_arguments)]
+fn write_perfetto_launch<'d, W: Write>(
     pw: &mut PerfettoWriter<W>,
     t: &TimelineLaunch<'_>,
-    dec: &Decoder<'_>,
-    mut pass: FilteredPass<'_>,
+    dec: &'d Decoder<'d>,
+    mut pass: FilteredPass<'d>,
+    threads: usize,
     trace_path: &Path,
     done: &mut ExportProgress,
     progress: &mut dyn FnMut(&ExportProgress),
@@ -659,15 +639,14 @@ fn write_perfetto_launch<W: Write>(
     };
     pw.launch(&group, dec, t.regions).map_err(io)?;
     let before = pw.events_written();
-    for warp in dec.warps() {
-        if let Some(kept) = pass.add_warp(&warp) {
-            pw.warp(&kept).map_err(io)?;
-        }
+    let mut each_warp = |events: u64| {
         done.warps_done += 1;
-        done.events += warp.events.len() as u64;
+        done.events += events;
         progress(done);
-    }
-    let warps_kept = pass.warps_kept;
+    };
+    run_warps(dec, threads, &mut pass, pw, &mut each_warp).map_err(io)?;
+    let warps_kept = pass.warps_kept();
+    let fill = pass.fill();
     let (mut summary, diagnostics, _) = pass.finish(trace_path).map_err(config_error)?;
     summary.placement = Some(match t.host_axis {
         Some(a) => serde_json::json!({
@@ -686,6 +665,7 @@ fn write_perfetto_launch<W: Write>(
         warps_kept,
         summary,
         diagnostics,
+        fill,
     })
 }
 

@@ -51,6 +51,11 @@ impl RegionSlots {
         *self.others.entry(region).or_insert(next)
     }
 
+    /// How many indices are region ids of their own (those below).
+    pub fn direct_len(&self) -> usize {
+        self.direct
+    }
+
     /// Whether `region` is its own index.
     #[inline]
     pub fn is_direct(&self, region: u16) -> bool {

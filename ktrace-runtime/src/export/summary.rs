@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::region_slots::RegionSlots;
+use super::sort::{sort_durations, sort_durations_on};
 use crate::decode::WarpTrace;
 use crate::format::regions::Regions;
 
@@ -270,6 +271,17 @@ impl Acc {
 
 type Totals = BTreeMap<u16, Acc>;
 
+/// Adds `from`'s totals into `into`, region by region.
+fn merge_totals(into: &mut Totals, from: Totals) {
+    for (region, a) in from {
+        let t = into.entry(region).or_insert_with(Acc::new);
+        t.count += a.count;
+        t.total += a.total;
+        t.min = t.min.min(a.min);
+        t.max = t.max.max(a.max);
+    }
+}
+
 /// Collects span durations warp by warp.
 ///
 /// Every span's duration is kept (8 bytes a span), since exact percentiles
@@ -336,6 +348,42 @@ impl SummaryBuilder {
         }
     }
 
+    /// An empty builder with the same regions and choices: a part to fill
+    /// on another thread and [`SummaryBuilder::merge`] back.
+    pub fn part(&self) -> Self {
+        SummaryBuilder::new(&self.regions, self.opts)
+    }
+
+    /// Adds what `part` holds as if its warps had been added here after
+    /// those added so far: each region's durations appended in their
+    /// order, the blocks' totals summed (a block first seen in `part` keeps
+    /// its SM from there).
+    pub fn merge(&mut self, mut part: SummaryBuilder) {
+        let ids: Vec<(u16, usize)> = part.by_region().collect();
+        for (id, j) in ids {
+            let d = std::mem::take(&mut part.durations[j]);
+            let i = self.slots.index(id);
+            if i >= self.durations.len() {
+                self.durations.resize_with(i + 1, Vec::new);
+            }
+            if self.durations[i].is_empty() {
+                self.durations[i] = d;
+            } else {
+                self.durations[i].extend_from_slice(&d);
+            }
+        }
+        for (block, (sm, totals, warps)) in part.blocks {
+            let entry = self
+                .blocks
+                .entry(block)
+                .or_insert_with(|| (sm, Totals::new(), BTreeMap::new()));
+            merge_totals(&mut entry.1, totals);
+            for (warp, t) in warps {
+                merge_totals(entry.2.entry(warp).or_default(), t);
+            }
+        }
+    }
+
     /// Adds a duration of a region that `durations` does not reach yet.
     #[cold]
     #[inline(never)]
@@ -365,13 +413,19 @@ impl SummaryBuilder {
     /// [`SummaryBuilder::region_stats`] and [`SummaryBuilder::breakdown`]),
     /// sorting the durations in place instead of copying them, and freeing
     /// each region's as soon as its statistics are done.
-    pub fn finish(mut self) -> (Vec<RegionStats>, Option<Vec<BlockBreakdown>>) {
+    pub fn finish(self) -> (Vec<RegionStats>, Option<Vec<BlockBreakdown>>) {
+        self.finish_on(1)
+    }
+
+    /// [`SummaryBuilder::finish`], each region's durations sorted on up to
+    /// `threads` threads (the statistics are the same).
+    pub fn finish_on(mut self, threads: usize) -> (Vec<RegionStats>, Option<Vec<BlockBreakdown>>) {
         let breakdown = self.breakdown();
         let order: Vec<(u16, usize)> = self.by_region().collect();
         let mut stats = Vec::with_capacity(order.len());
         for (id, i) in order {
             let mut d = std::mem::take(&mut self.durations[i]);
-            sort_durations(&mut d);
+            sort_durations_on(&mut d, threads);
             let name = self.regions.name(id);
             stats.push(sorted_region_stats(id, &name, &d, self.opts.hist_bins));
         }
@@ -468,56 +522,6 @@ pub fn region_stats(region: u16, name: &str, durations_ps: &[u64], bins: usize) 
     let mut d: Vec<u64> = durations_ps.to_vec();
     sort_durations(&mut d);
     sorted_region_stats(region, name, &d, bins)
-}
-
-/// Sorts ascending: an LSD radix sort (11-bit digits of `x - min`, as many
-/// passes as the range needs) for long inputs, which is several times faster
-/// than a comparison sort on millions of durations; it needs a second buffer
-/// as long as `d` while it runs.
-fn sort_durations(d: &mut Vec<u64>) {
-    const BITS: u32 = 11;
-    const BUCKETS: usize = 1 << BITS;
-    if d.len() < 1 << 14 {
-        d.sort_unstable();
-        return;
-    }
-    let (min, max) = d
-        .iter()
-        .fold((u64::MAX, 0), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-    let range_bits = 64 - (max - min).leading_zeros();
-    let passes = range_bits.div_ceil(BITS);
-    if passes == 0 {
-        return;
-    }
-    let mut counts = vec![[0usize; BUCKETS]; passes as usize];
-    for &x in d.iter() {
-        let v = x - min;
-        for (p, c) in counts.iter_mut().enumerate() {
-            c[((v >> (p as u32 * BITS)) as usize) & (BUCKETS - 1)] += 1;
-        }
-    }
-    let mut from = std::mem::take(d);
-    let mut to = vec![0u64; from.len()];
-    for (p, c) in counts.iter_mut().enumerate() {
-        let shift = p as u32 * BITS;
-        // Skip a pass whose digit is the same everywhere.
-        if c.contains(&from.len()) {
-            continue;
-        }
-        let mut sum = 0;
-        for k in c.iter_mut() {
-            let n = *k;
-            *k = sum;
-            sum += n;
-        }
-        for &x in &from {
-            let b = (((x - min) >> shift) as usize) & (BUCKETS - 1);
-            to[c[b]] = x;
-            c[b] += 1;
-        }
-        std::mem::swap(&mut from, &mut to);
-    }
-    *d = from;
 }
 
 /// Statistics of one region's durations, sorted ascending (picoseconds).

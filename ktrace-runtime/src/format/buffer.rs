@@ -154,6 +154,11 @@ impl<'a> SlotView<'a> {
         self.cap
     }
 
+    /// The ring's bytes: `cap` entries of 8 bytes.
+    pub fn ring(&self) -> &'a [u8] {
+        self.ring
+    }
+
     /// The raw entry at ring index `index` (below the cap).
     pub fn entry(&self, index: u32) -> Event {
         let off = index as usize * EVENT_BYTES;
@@ -165,6 +170,7 @@ impl<'a> SlotView<'a> {
     }
 
     /// What `e`, an entry of this slot, is in the buffer's layout version.
+    #[inline]
     pub fn kind_of(&self, e: &Event) -> EntryKind {
         match e.kind {
             EVENT_ANCHOR if self.layout_version >= 2 => EntryKind::Anchor,

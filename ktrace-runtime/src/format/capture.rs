@@ -52,6 +52,22 @@ impl Capture {
         CaptureStream::open(path)?.into_capture()
     }
 
+    /// [`Capture::read`], each large launch buffer read on up to `threads`
+    /// threads (0: one per core); the capture is the same.
+    pub fn read_on(path: impl AsRef<Path>, threads: usize) -> Result<Capture> {
+        CaptureStream::open_on(path, threads)?.into_capture()
+    }
+
+    /// [`Capture::read_selected`], each large launch buffer read on up to
+    /// `threads` threads (0: one per core).
+    pub fn read_selected_on(
+        path: impl AsRef<Path>,
+        threads: usize,
+        keep: impl FnMut(&LaunchCapture) -> bool,
+    ) -> Result<Capture> {
+        CaptureStream::open_on(path, threads)?.into_capture_selected(keep)
+    }
+
     /// Reads a capture file as [`Capture::read`] does, but keeps only the
     /// launches for which `keep` is true: each launch is read, given to
     /// `keep` (in the order of the file) and dropped at once unless kept.

@@ -7,6 +7,7 @@ pub mod buffer;
 pub mod capture;
 pub mod clock_sync;
 pub mod compact;
+mod compact_file;
 pub(crate) mod contents;
 pub mod ids;
 pub mod layout;

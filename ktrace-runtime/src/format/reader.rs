@@ -5,12 +5,13 @@
 //! is allocated for it.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::format::clock_sync::ClockSync;
 use crate::format::compact::read_compact;
+use crate::format::compact_file::read_compact_file;
 use crate::format::contents::{
     HostSpan, HostStep, LaunchCapture, LaunchOrigin, SiteRecord, FORMAT_VERSION, MAGIC,
     MAX_NAME_BYTES,
@@ -49,6 +50,21 @@ pub(crate) trait Source {
     fn read_vec(&mut self, n: usize) -> Result<Vec<u8>>;
     /// Passes over the next `n` bytes (checked likewise).
     fn skip(&mut self, n: u64) -> Result<()>;
+
+    /// Reads a compact buffer of `shape` that starts at byte `at` (the
+    /// next byte) into `raw` as [`read_compact`] does, if this source
+    /// does it better than piece by piece; `None` to be read piece by
+    /// piece. Afterwards the source is past the bytes read.
+    fn read_compact_at(
+        &mut self,
+        _at: u64,
+        _raw: &mut [u8],
+        _shape: &LaunchShape,
+        _limit: u64,
+        _too_long: &dyn Fn(u64) -> Error,
+    ) -> Option<Result<u64>> {
+        None
+    }
 }
 
 /// Bytes in memory.
@@ -78,7 +94,13 @@ impl Source for SliceSource<'_> {
 pub(crate) struct FileSource {
     pub r: BufReader<File>,
     pub path: PathBuf,
+    /// Threads that read a large compact buffer.
+    pub threads: usize,
 }
+
+/// A compact buffer of at least this many bytes is read straight from the
+/// file, on the source's threads.
+const DIRECT_READ_BYTES: u64 = 1 << 20;
 
 impl Source for FileSource {
     fn read_into(&mut self, buf: &mut [u8]) -> Result<()> {
@@ -101,6 +123,30 @@ impl Source for FileSource {
             return Err(Error::io(&self.path, e));
         }
         Ok(())
+    }
+
+    fn read_compact_at(
+        &mut self,
+        at: u64,
+        raw: &mut [u8],
+        shape: &LaunchShape,
+        limit: u64,
+        too_long: &dyn Fn(u64) -> Error,
+    ) -> Option<Result<u64>> {
+        if limit < DIRECT_READ_BYTES {
+            return None;
+        }
+        let path = &self.path;
+        let io_err = |e| Error::io(path, e);
+        let record = at..at + limit;
+        let file = self.r.get_ref();
+        let used = read_compact_file(file, record, raw, shape, self.threads, io_err, too_long);
+        Some(used.and_then(|used| {
+            self.r
+                .seek(SeekFrom::Start(at + used))
+                .map_err(|e| Error::io(&self.path, e))?;
+            Ok(used)
+        }))
     }
 }
 
@@ -489,32 +535,43 @@ impl<S: Source> Reader<S> {
             ))
         })?;
         let available = self.left();
-        let used = read_compact(
-            &mut raw,
-            shape,
-            stored,
-            |buf| {
-                self.advance(buf.len() as u64, "buffer")?;
-                self.src.read_into(buf)
-            },
-            |n| {
-                if n > available {
-                    // The slots run past the end of what holds them: the
-                    // file (or the record) was cut, whatever `stored` says.
-                    Error::Truncated {
-                        what: format!("launch record {i}'s slots"),
-                        offset: at,
-                        needed: n,
-                        available,
-                    }
-                } else {
-                    Error::Corrupt(format!(
-                        "launch record {i}: its slots' metadata asks for {n} or more stored \
-                         bytes, the record declares {stored}"
-                    ))
+        let too_long = |n| {
+            if n > available {
+                // The slots run past the end of what holds them: the file
+                // (or the record) was cut, whatever `stored` says.
+                Error::Truncated {
+                    what: format!("launch record {i}'s slots"),
+                    offset: at,
+                    needed: n,
+                    available,
                 }
-            },
-        )?;
+            } else {
+                Error::Corrupt(format!(
+                    "launch record {i}: its slots' metadata asks for {n} or more stored bytes, \
+                     the record declares {stored}"
+                ))
+            }
+        };
+        let used = match self
+            .src
+            .read_compact_at(self.pos, &mut raw, shape, stored, &too_long)
+        {
+            Some(used) => {
+                let used = used?;
+                self.advance(used, "buffer")?;
+                used
+            }
+            None => read_compact(
+                &mut raw,
+                shape,
+                stored,
+                |buf| {
+                    self.advance(buf.len() as u64, "buffer")?;
+                    self.src.read_into(buf)
+                },
+                too_long,
+            )?,
+        };
         if used != stored {
             return Err(Error::Corrupt(format!(
                 "launch record {i}: its slots' metadata asks for {used} stored bytes, the \

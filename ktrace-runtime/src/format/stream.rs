@@ -629,12 +629,19 @@ pub struct CaptureStream {
 impl CaptureStream {
     /// Opens `path` and reads its head.
     pub fn open(path: impl AsRef<Path>) -> Result<CaptureStream> {
+        Self::open_on(path, 1)
+    }
+
+    /// [`CaptureStream::open`], a large launch buffer read on up to
+    /// `threads` threads (0: one per core) straight into its place.
+    pub fn open_on(path: impl AsRef<Path>, threads: usize) -> Result<CaptureStream> {
         let path = path.as_ref();
         let f = File::open(path).map_err(|e| Error::io(path, e))?;
         let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
         let src = FileSource {
             r: BufReader::with_capacity(64 * 1024, f),
             path: path.to_path_buf(),
+            threads: crate::threads::thread_count(threads),
         };
         Ok(CaptureStream {
             inner: RecordReader::new(Reader::new(src, len))?,

@@ -89,6 +89,9 @@ pub struct SessionPlan {
     pub launches: LaunchSelection,
     /// The PC sampling period's power of two; 0: no sampling.
     pub stalls: u32,
+    /// The threads of the session's own export (`KTRACE_THREADS`, else
+    /// [`ExportOptions::threads`]; 0: one per core).
+    pub threads: usize,
 }
 
 impl TraceConfig {
@@ -161,6 +164,7 @@ impl TraceConfig {
                     )))
                 }
             },
+            threads: env.threads.unwrap_or(self.export.threads),
         })
     }
 }
@@ -262,6 +266,30 @@ mod tests {
         assert_eq!(p.sizing.fit, Fit::BlocksSampled);
         assert!(p.sizing.bytes() <= 1 << 20);
         assert!(!p.launches.contains(0) && p.launches.contains(3));
+    }
+
+    #[test]
+    fn ktrace_threads_overrides_the_exports_threads() {
+        let mut c = saxpy();
+        assert_eq!(c.plan(&Overrides::default()).unwrap().threads, 0);
+        c.export.threads = 3;
+        assert_eq!(c.plan(&Overrides::default()).unwrap().threads, 3);
+        let env = Overrides {
+            threads: Some(1),
+            ..Overrides::default()
+        };
+        assert_eq!(c.plan(&env).unwrap().threads, 1);
+        let env = Overrides::from_lookup(|name| {
+            (name == crate::settings::ENV_THREADS).then(|| "auto".into())
+        })
+        .unwrap();
+        assert_eq!(c.plan(&env).unwrap().threads, 0);
+        let e = Overrides::from_lookup(|name| {
+            (name == crate::settings::ENV_THREADS).then(|| "0".into())
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("KTRACE_THREADS") && e.contains("auto"), "{e}");
     }
 
     #[test]

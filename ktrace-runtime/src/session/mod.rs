@@ -184,7 +184,10 @@ impl TraceSession {
             },
             output,
             capture_path,
-            export: config.export,
+            export: ExportOptions {
+                threads: plan.threads,
+                ..config.export
+            },
             quiet: config.quiet,
             fills: Vec::new(),
             kernel: config.kernel,

@@ -139,12 +139,22 @@ pub fn facts_infos<'f>(
 /// size of their buffers.
 pub fn read_facts(
     path: impl AsRef<Path>,
+    keep: impl FnMut(&LaunchCapture) -> bool,
+) -> Result<CaptureFacts> {
+    read_facts_on(path, 1, keep)
+}
+
+/// [`read_facts`], each large launch buffer read on up to `threads`
+/// threads (0: one per core).
+pub fn read_facts_on(
+    path: impl AsRef<Path>,
+    threads: usize,
     mut keep: impl FnMut(&LaunchCapture) -> bool,
 ) -> Result<CaptureFacts> {
     let mut names = KernelNames::default();
     let mut launches = Vec::new();
     let mut failed = None;
-    let capture = Capture::read_selected(path, |l| {
+    let capture = Capture::read_selected_on(path, threads, |l| {
         match LaunchFacts::with_names(l, &mut names) {
             Ok(f) => launches.push(f),
             Err(e) => {

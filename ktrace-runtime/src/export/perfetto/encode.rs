@@ -6,8 +6,9 @@
 
 use std::io::{self, Write};
 
-use super::tracks::{overlap_track, Ev};
-use super::{ns_at, PerfettoWriter, BUF_LEN, SLACK, SLICE_BEGIN, SLICE_END};
+use super::lanes::Ev;
+use super::tracks::overlap_track;
+use super::{ns_at, PerfettoWriter, SLACK, SLICE_BEGIN, SLICE_END};
 use crate::diagnostics::WarpId;
 
 impl<W: Write> PerfettoWriter<W> {
@@ -40,10 +41,11 @@ impl<W: Write> PerfettoWriter<W> {
         // The buffer and its cursor are locals here, so that the byte
         // stores do not make the compiler reload them.
         let mut pos = self.pos;
+        let mut limit = self.out.len() - SLACK;
         for e in evs {
-            if pos > BUF_LEN - SLACK {
-                self.w.write_all(&self.out[..pos])?;
-                pos = 0;
+            if pos > limit {
+                pos = self.spill(pos)?;
+                limit = self.out.len() - SLACK;
             }
             let ns = ns_at(base_ns, e.t);
             let delta = ns - last_ns;
@@ -52,11 +54,12 @@ impl<W: Write> PerfettoWriter<W> {
             let named = e.kind != SLICE_END;
             let iid = slot as u64 + 1;
             let track = (e.lane != 0).then(|| overlap_track(warp_uuid, e.lane));
-            let intern = named && self.interned[slot] != self.seq;
+            let intern = named && self.table.interned[slot] != self.seq;
             if intern || (self.opts.args && named) || e.value.is_some() || e.end_value.is_some() {
                 self.pos = pos;
                 self.event_with_extras(delta, e, track, intern)?;
                 pos = self.pos;
+                limit = self.out.len() - SLACK;
             } else {
                 let out: &mut [u8; SLACK] = (&mut self.out[pos..pos + SLACK])
                     .try_into()
@@ -85,8 +88,8 @@ impl<W: Write> PerfettoWriter<W> {
         let iid = slot as u64 + 1;
         self.intern_buf.clear();
         if intern {
-            self.interned[slot] = self.seq;
-            let name = self.names[slot].as_deref().unwrap_or_default();
+            self.table.interned[slot] = self.seq;
+            let name = self.table.names[slot].as_deref().unwrap_or_default();
             push_interned_name(&mut self.intern_buf, iid, name.as_bytes());
         }
         let no_args: &[u8] = &[];
@@ -100,7 +103,7 @@ impl<W: Write> PerfettoWriter<W> {
         let args = if self.opts.args && named {
             [
                 self.warp_args.as_slice(),
-                self.region_args[slot].as_slice(),
+                self.table.region_args[slot].as_slice(),
                 self.value_args.as_slice(),
             ]
         } else {

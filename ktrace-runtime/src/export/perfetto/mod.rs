@@ -65,11 +65,12 @@
 //!
 //! # Files
 //!
-//! This file holds the writer's public API and its output buffer;
-//! `tracks.rs` plans the tracks (uuids, descriptors, the lanes of spans
-//! that overlap), `encode.rs` encodes the event packets by hand,
-//! `host_clocks.rs` reads the host's clocks and [`proto`] declares the
-//! messages.
+//! This file holds the writer's public API, its output buffer and what
+//! lets other threads encode its warps (the export's `parallel.rs`);
+//! `tracks.rs` names the tracks (uuids, descriptors), `lanes.rs` lays out
+//! a warp's spans on its tracks (the lanes of spans that overlap),
+//! `encode.rs` encodes the event packets by hand, `host_clocks.rs` reads
+//! the host's clocks and [`proto`] declares the messages.
 
 use std::collections::HashSet;
 use std::io::{self, Write};
@@ -78,6 +79,7 @@ use prost::Message;
 
 mod encode;
 mod host_clocks;
+mod lanes;
 pub mod proto;
 #[cfg(test)]
 mod tests;
@@ -85,13 +87,15 @@ mod tracks;
 
 pub use host_clocks::HostClocks;
 
+use super::parallel::{ChunkEncoder, ChunkSink, Encoded};
 use super::region_slots::RegionSlots;
 use super::sink::{LaunchView, TraceSink};
 use crate::decode::{Decoder, WarpTrace};
 use crate::format::regions::Regions;
 use encode::{push_annotation, push_varint};
+use lanes::{Planner, SlotOf};
 use proto as pb;
-use tracks::{splitmix64, Ev, WarpTracks};
+use tracks::{splitmix64, WarpTracks};
 
 /// The sequence-scoped clock that event timestamps are deltas on.
 pub const INCREMENTAL_CLOCK_ID: u32 = 64;
@@ -143,12 +147,163 @@ const SLICE_END: u8 = 2;
 const INSTANT: u8 = 3;
 
 /// The launch being written.
+#[derive(Clone, Copy, Debug)]
 struct LaunchState {
     uuid: u64,
     /// `origin + offset_ns`, ns: where `t_ps = 0` goes.
     base_ns: i64,
+}
+
+/// Per slot of a region ([`RegionSlots`]), what names it in the trace.
+#[derive(Clone, Debug)]
+struct SlotTable {
+    regions: Regions,
+    slots: RegionSlots,
+    /// Per slot, once seen: the region's name.
+    names: Vec<Option<String>>,
+    /// Per slot: the sequence whose state holds the name (0: none).
+    interned: Vec<u32>,
+    /// Per slot: the `region` debug annotation, encoded.
+    region_args: Vec<Vec<u8>>,
+}
+
+impl SlotTable {
+    /// The table of `regions`, every slot still unseen.
+    fn new(regions: &Regions) -> Self {
+        SlotTable {
+            regions: regions.clone(),
+            slots: RegionSlots::new(regions),
+            names: Vec::new(),
+            interned: Vec::new(),
+            region_args: Vec::new(),
+        }
+    }
+
+    /// The slot of `region`, its name cached.
+    #[inline]
+    fn slot(&mut self, region: u16) -> u32 {
+        let i = usize::from(region);
+        if self.names.get(i).is_some_and(|n| n.is_some()) && self.slots.is_direct(region) {
+            return i as u32;
+        }
+        self.new_slot(region)
+    }
+
+    /// [`SlotTable::slot`] the first time a region is seen, and for ids
+    /// outside the table.
+    #[cold]
+    fn new_slot(&mut self, region: u16) -> u32 {
+        let i = self.slots.index(region);
+        if i >= self.names.len() {
+            self.names.resize(i + 1, None);
+            self.interned.resize(i + 1, 0);
+            self.region_args.resize_with(i + 1, Vec::new);
+        }
+        if self.names[i].is_none() {
+            self.names[i] = Some(self.regions.name(region).into_owned());
+            let a = &mut self.region_args[i];
+            push_annotation(a, 4, u64::from(region));
+        }
+        i as u32
+    }
+
+    /// Takes `slots` (the same table's, with ids outside the table met
+    /// since), forgetting what was cached of those ids.
+    fn adopt(&mut self, slots: RegionSlots) {
+        let direct = slots.direct_len();
+        self.slots = slots;
+        self.names.truncate(direct);
+        self.interned.truncate(direct);
+        self.region_args.truncate(direct);
+    }
+}
+
+impl SlotOf for SlotTable {
+    #[inline]
+    fn slot(&mut self, region: u16) -> u32 {
+        SlotTable::slot(self, region)
+    }
+}
+
+/// What the warps written so far decide for the next: the sequence ids
+/// taken, the SMs and blocks of the launch whose tracks are described.
+#[derive(Debug, Default)]
+pub(crate) struct PerfettoRunning {
+    /// The last warp's sequence id (0 before the first).
+    seq: u32,
     sms: HashSet<u16>,
     blocks: HashSet<(u16, u32)>,
+    /// While other threads encode: the slots of region ids outside the
+    /// table in the order the writer meets them (they name the events),
+    /// and the planner that meets them in that order.
+    strays: Option<(RegionSlots, Planner)>,
+}
+
+/// What a warp's place in the trace is: `None` when it is not written
+/// (no span and no mark).
+pub(crate) type PerfettoOrder = Option<WarpOrder>;
+
+/// A written warp's place in the trace.
+#[derive(Debug)]
+pub(crate) struct WarpOrder {
+    /// Its sequence id.
+    seq: u32,
+    /// Its SM's track is described here (its first warp in the launch).
+    new_sm: bool,
+    /// Its block's likewise.
+    new_block: bool,
+    /// The slots of ids outside the table, when the warp has such ids.
+    slots: Option<RegionSlots>,
+}
+
+/// What [`PerfettoRunning::order`] needs to know of a warp.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WarpPrep {
+    /// It has a span or a mark.
+    written: bool,
+    /// It has a span or mark of an id outside the table.
+    strays: bool,
+}
+
+impl WarpPrep {
+    /// Of `warp`, whose events are named through `slots`.
+    fn of(warp: &WarpTrace, slots: &RegionSlots) -> Self {
+        let stray = |r: u16| !slots.is_direct(r);
+        let written = !warp.spans.is_empty() || warp.marks().next().is_some();
+        WarpPrep {
+            written,
+            strays: written
+                && (warp.spans.iter().any(|s| stray(s.region))
+                    || warp.marks().any(|m| stray(m.region))),
+        }
+    }
+}
+
+impl PerfettoRunning {
+    /// The place of `warp` after the warps given theirs so far.
+    fn order(&mut self, warp: &WarpTrace, prep: WarpPrep) -> PerfettoOrder {
+        if !prep.written {
+            return None;
+        }
+        self.seq = if self.seq == 0 {
+            WRITER_SEQUENCE_ID + 1
+        } else {
+            self.seq.wrapping_add(1).max(WRITER_SEQUENCE_ID + 1)
+        };
+        let slots = match (&mut self.strays, prep.strays) {
+            (Some((slots, planner)), true) => {
+                planner.plan(warp, slots);
+                Some(slots.clone())
+            }
+            _ => None,
+        };
+        Some(WarpOrder {
+            seq: self.seq,
+            new_sm: self.sms.insert(warp.id.sm),
+            new_block: self.blocks.insert((warp.id.sm, warp.id.block)),
+            slots,
+        })
+    }
 }
 
 /// Streams a `.pftrace`: [`PerfettoWriter::begin`], then for each launch
@@ -163,22 +318,18 @@ pub struct PerfettoWriter<W: Write> {
     /// Scratch for one packet built from `prost` messages.
     pkt: Vec<u8>,
     opts: PerfettoOptions,
-    regions: Regions,
-    slots: RegionSlots,
-    /// Per slot, once seen: the region's name.
-    names: Vec<Option<String>>,
-    /// Per slot: the sequence whose state holds the name (0: none).
-    interned: Vec<u32>,
+    /// What names the regions of the current launch.
+    table: SlotTable,
     /// Scratch: the interned data of one event packet, encoded.
     intern_buf: Vec<u8>,
-    /// Per slot: the `region` debug annotation, encoded.
-    region_args: Vec<Vec<u8>>,
     /// The `sm`, `block` and `warp` debug annotations of the current warp.
     warp_args: Vec<u8>,
     /// The current event's values as annotations.
     value_args: Vec<u8>,
     /// The current warp's sequence id (0 before the first warp).
     seq: u32,
+    /// What the warps written decide for the next.
+    running: PerfettoRunning,
     /// `seq` as a varint after its field key.
     seq_field: ([u8; 6], usize),
     /// Devices seen, with their track uuids.
@@ -186,14 +337,14 @@ pub struct PerfettoWriter<W: Write> {
     /// Mixed into every track uuid: from the first launch's origin.
     salt: u64,
     launch: Option<LaunchState>,
-    /// Scratch: the current warp's events; per lane, the ends of its open
-    /// spans (innermost last) with their slots.
-    evs: Vec<Ev>,
-    lanes: Vec<Vec<(i64, u32)>>,
+    /// Lays out the current warp's events.
+    planner: Planner,
     /// Spans and marks written.
     events: u64,
     /// Track events written (a span is two).
     track_events: u64,
+    /// A fork that encodes a chunk: `out` grows instead of going to `w`.
+    grow: bool,
 }
 
 impl<W: Write> PerfettoWriter<W> {
@@ -205,23 +356,20 @@ impl<W: Write> PerfettoWriter<W> {
             pos: 0,
             pkt: Vec::with_capacity(256),
             opts,
-            regions: Regions::new(),
-            slots: RegionSlots::new(&Regions::new()),
-            names: Vec::new(),
-            interned: Vec::new(),
+            table: SlotTable::new(&Regions::new()),
             intern_buf: Vec::new(),
-            region_args: Vec::new(),
             warp_args: Vec::new(),
             value_args: Vec::new(),
             seq: 0,
+            running: PerfettoRunning::default(),
             seq_field: ([0; 6], 0),
             devices: Vec::new(),
             salt: 0,
             launch: None,
-            evs: Vec::new(),
-            lanes: Vec::new(),
+            planner: Planner::default(),
             events: 0,
             track_events: 0,
+            grow: false,
         };
         if let Some(h) = opts.host_clocks {
             pw.packet(&h.snapshot_packet())?;
@@ -255,11 +403,16 @@ impl<W: Write> PerfettoWriter<W> {
 
     /// Appends `bytes` to the output.
     fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
-        if self.pos + bytes.len() > BUF_LEN - SLACK {
-            self.w.write_all(&self.out[..self.pos])?;
-            self.pos = 0;
-            if bytes.len() > BUF_LEN - SLACK {
-                return self.w.write_all(bytes);
+        if self.pos + bytes.len() > self.out.len() - SLACK {
+            if self.grow {
+                let need = self.pos + bytes.len() + SLACK;
+                self.out.resize(need.max(2 * self.out.len()), 0);
+            } else {
+                self.w.write_all(&self.out[..self.pos])?;
+                self.pos = 0;
+                if bytes.len() > self.out.len() - SLACK {
+                    return self.w.write_all(bytes);
+                }
             }
         }
         self.out[self.pos..self.pos + bytes.len()].copy_from_slice(bytes);
@@ -276,8 +429,8 @@ impl<W: Write> PerfettoWriter<W> {
         dec: &Decoder<'_>,
         regions: &Regions,
     ) -> io::Result<()> {
-        if *regions != self.regions || self.launch.is_none() {
-            self.use_regions(regions);
+        if *regions != self.table.regions || self.launch.is_none() {
+            self.table = SlotTable::new(regions);
         }
         let origin = dec.origin_globaltimer();
         if self.launch.is_none() {
@@ -297,87 +450,72 @@ impl<W: Write> PerfettoWriter<W> {
             base_ns: i64::try_from(origin)
                 .unwrap_or(i64::MAX)
                 .saturating_add(group.offset_ns),
-            sms: HashSet::new(),
-            blocks: HashSet::new(),
         });
+        self.running.sms.clear();
+        self.running.blocks.clear();
         Ok(())
-    }
-
-    /// Names events after `regions` from now on: the per-slot caches start
-    /// empty.
-    fn use_regions(&mut self, regions: &Regions) {
-        self.regions = regions.clone();
-        self.slots = RegionSlots::new(regions);
-        self.names.clear();
-        self.interned.clear();
-        self.region_args.clear();
-    }
-
-    /// The slot of `region`, its name cached.
-    #[inline]
-    fn slot(&mut self, region: u16) -> u32 {
-        let i = usize::from(region);
-        if self.names.get(i).is_some_and(|n| n.is_some()) && self.slots.is_direct(region) {
-            return i as u32;
-        }
-        self.new_slot(region)
-    }
-
-    /// [`PerfettoWriter::slot`] the first time a region is seen, and for
-    /// ids outside the table.
-    #[cold]
-    fn new_slot(&mut self, region: u16) -> u32 {
-        let i = self.slots.index(region);
-        if i >= self.names.len() {
-            self.names.resize(i + 1, None);
-            self.interned.resize(i + 1, 0);
-            self.region_args.resize_with(i + 1, Vec::new);
-        }
-        if self.names[i].is_none() {
-            self.names[i] = Some(self.regions.name(region).into_owned());
-            let a = &mut self.region_args[i];
-            push_annotation(a, 4, u64::from(region));
-        }
-        i as u32
     }
 
     /// Writes one warp of the current launch: its tracks, then its spans
     /// and marks.
     pub fn warp(&mut self, warp: &WarpTrace) -> io::Result<()> {
-        let Some(launch) = self.launch.as_ref() else {
+        if self.launch.is_none() {
+            return Err(io::Error::other("PerfettoWriter::warp before launch"));
+        }
+        let prep = WarpPrep {
+            written: !warp.spans.is_empty() || warp.marks().next().is_some(),
+            strays: false,
+        };
+        let order = self.running.order(warp, prep);
+        self.encode_warp(warp, order)
+    }
+
+    /// [`PerfettoWriter::warp`] at the place `order` says.
+    fn encode_warp(&mut self, warp: &WarpTrace, order: PerfettoOrder) -> io::Result<()> {
+        let Some(launch) = self.launch else {
             return Err(io::Error::other("PerfettoWriter::warp before launch"));
         };
-        let (launch_uuid, base_ns) = (launch.uuid, launch.base_ns);
-        if warp.spans.is_empty() && warp.marks().next().is_none() {
-            return Ok(());
-        }
-        self.plan(warp);
-        let Some(first) = self.evs.first() else {
+        let Some(mut order) = order else {
             return Ok(());
         };
-        let first_ns = ns_at(base_ns, first.t);
-
-        let seq = self.next_sequence();
-        let tracks = WarpTracks::new(launch_uuid, warp.id);
-        let start = sequence_start_packet(seq, tracks.warp, first_ns, self.opts.args);
+        if let Some(slots) = order.slots.take() {
+            self.table.adopt(slots);
+        }
+        self.planner.plan(warp, &mut self.table);
+        // A warp with a span or a mark has an event to write.
+        let Some(first) = self.planner.evs.first() else {
+            return Ok(());
+        };
+        let first_ns = ns_at(launch.base_ns, first.t);
+        self.seq = order.seq;
+        let tracks = WarpTracks::new(launch.uuid, warp.id);
+        let start = sequence_start_packet(self.seq, tracks.warp, first_ns, self.opts.args);
         self.packet(&start)?;
-        self.warp_tracks(warp.id, &tracks)?;
-        self.start_sequence_fields(warp.id, seq);
-
-        let evs = std::mem::take(&mut self.evs);
-        let r = self.events_of_warp(&evs, base_ns, first_ns, tracks.warp);
-        self.evs = evs;
+        let evs = std::mem::take(&mut self.planner.evs);
+        let r = self
+            .warp_tracks(warp.id, &tracks, &order, &evs)
+            .and_then(|()| {
+                self.start_sequence_fields(warp.id, self.seq);
+                self.events_of_warp(&evs, launch.base_ns, first_ns, tracks.warp)
+            });
+        self.planner.evs = evs;
         r
     }
 
-    /// Moves on to the next warp's sequence id, after the writer's own.
-    fn next_sequence(&mut self) -> u32 {
-        self.seq = if self.seq == 0 {
-            WRITER_SEQUENCE_ID + 1
+    /// Where the output buffer is full at `pos`: hands it to the writer
+    /// (the cursor goes back to 0), or in a fork doubles it. Returns the
+    /// cursor.
+    #[cold]
+    #[inline(never)]
+    fn spill(&mut self, pos: usize) -> io::Result<usize> {
+        if self.grow {
+            let n = 2 * self.out.len();
+            self.out.resize(n, 0);
+            Ok(pos)
         } else {
-            self.seq.wrapping_add(1).max(WRITER_SEQUENCE_ID + 1)
-        };
-        self.seq
+            self.w.write_all(&self.out[..pos])?;
+            Ok(0)
+        }
     }
 
     /// Writes what is left and returns the writer.
@@ -386,6 +524,113 @@ impl<W: Write> PerfettoWriter<W> {
         self.pos = 0;
         self.w.flush()?;
         Ok(self.w)
+    }
+}
+
+impl<W: Write> ChunkSink for PerfettoWriter<W> {
+    type Running = PerfettoRunning;
+    type Order = PerfettoOrder;
+    type Prep = WarpPrep;
+    type Fork = PerfettoWriter<io::Sink>;
+
+    fn warp(&mut self, warp: &WarpTrace) -> io::Result<()> {
+        PerfettoWriter::warp(self, warp)
+    }
+
+    fn take_running(&mut self) -> PerfettoRunning {
+        PerfettoRunning {
+            seq: self.running.seq,
+            sms: std::mem::take(&mut self.running.sms),
+            blocks: std::mem::take(&mut self.running.blocks),
+            strays: Some((self.table.slots.clone(), Planner::default())),
+        }
+    }
+
+    fn put_running(&mut self, running: PerfettoRunning) {
+        let PerfettoRunning {
+            seq,
+            sms,
+            blocks,
+            strays,
+        } = running;
+        if let Some((slots, _)) = strays {
+            self.table.adopt(slots);
+        }
+        // As after writing the warps here: the current sequence is the
+        // last warp's.
+        self.seq = seq;
+        self.running = PerfettoRunning {
+            seq,
+            sms,
+            blocks,
+            strays: None,
+        };
+    }
+
+    fn order(running: &mut PerfettoRunning, warp: &WarpTrace, prep: WarpPrep) -> PerfettoOrder {
+        running.order(warp, prep)
+    }
+
+    /// A writer of the same launch whose output stays in its buffer.
+    fn fork(&self) -> PerfettoWriter<io::Sink> {
+        let mut table = SlotTable::new(&self.table.regions);
+        table.slots = self.table.slots.clone();
+        PerfettoWriter {
+            w: io::sink(),
+            out: vec![0; BUF_LEN],
+            pos: 0,
+            pkt: Vec::with_capacity(256),
+            opts: self.opts,
+            table,
+            intern_buf: Vec::new(),
+            warp_args: Vec::new(),
+            value_args: Vec::new(),
+            seq: 0,
+            running: PerfettoRunning::default(),
+            seq_field: ([0; 6], 0),
+            devices: Vec::new(),
+            salt: self.salt,
+            launch: self.launch,
+            planner: Planner::default(),
+            events: 0,
+            track_events: 0,
+            grow: true,
+        }
+    }
+
+    fn write_chunk(&mut self, chunk: &Encoded) -> io::Result<()> {
+        self.w.write_all(&self.out[..self.pos])?;
+        self.pos = 0;
+        self.w.write_all(&chunk.bytes[..chunk.len])?;
+        self.events += chunk.events;
+        self.track_events += chunk.track_events;
+        Ok(())
+    }
+}
+
+impl ChunkEncoder for PerfettoWriter<io::Sink> {
+    type Order = PerfettoOrder;
+    type Prep = WarpPrep;
+
+    fn prepare(&self, warp: &WarpTrace) -> WarpPrep {
+        WarpPrep::of(warp, &self.table.slots)
+    }
+
+    fn encode(&mut self, warp: &WarpTrace, order: PerfettoOrder) -> io::Result<()> {
+        self.encode_warp(warp, order)
+    }
+
+    fn take(&mut self, mut spare: Vec<u8>) -> Encoded {
+        if spare.len() < BUF_LEN {
+            spare.resize(BUF_LEN, 0);
+        }
+        let bytes = std::mem::replace(&mut self.out, spare);
+        Encoded {
+            bytes,
+            len: std::mem::take(&mut self.pos),
+            events: std::mem::take(&mut self.events),
+            track_events: std::mem::take(&mut self.track_events),
+        }
     }
 }
 

@@ -1,77 +1,17 @@
-//! Track planning: the uuids of the device, launch, SM, block, warp and
-//! overlap tracks, their descriptor packets, and the layout of a warp's
-//! spans on lanes (lane 0: the warp's own track; lane `n`: its "Overlap n"
-//! track) with its marks merged in, in output order.
+//! Tracks: the uuids of the device, launch, SM, block, warp and overlap
+//! tracks, and their descriptor packets.
 
 use std::io::{self, Write};
-use std::iter::Peekable;
 
+use super::lanes::Ev;
 use super::proto as pb;
 use super::{
-    LaunchGroup, PerfettoWriter, INSTANT, REALTIME_CLOCK_ID, SLICE_BEGIN, SLICE_END,
+    LaunchGroup, PerfettoWriter, WarpOrder, REALTIME_CLOCK_ID, SLICE_BEGIN, SLICE_END,
     WRITER_SEQUENCE_ID,
 };
-use crate::decode::{Decoder, Span, TimedEvent, WarpTrace};
+use crate::decode::Decoder;
 use crate::diagnostics::WarpId;
 use crate::format::capture::HostStep;
-
-/// One event of the warp being written, in output order.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Ev {
-    /// Time in ps from the launch origin.
-    pub(super) t: i64,
-    /// The region's slot in [`PerfettoWriter::names`].
-    pub(super) slot: u32,
-    /// [`SLICE_BEGIN`], [`SLICE_END`] or [`INSTANT`].
-    pub(super) kind: u8,
-    /// 0: the warp's track; `n`: its n-th overlap track.
-    pub(super) lane: u32,
-    /// The value recorded with a mark or a span's begin.
-    pub(super) value: Option<u32>,
-    /// The value recorded with a span's end (on its begin event).
-    pub(super) end_value: Option<u32>,
-}
-
-impl Ev {
-    /// The begin of span `s`, whose region has `slot`, on `lane`.
-    #[inline]
-    fn begin(s: &Span, slot: u32, lane: u32) -> Ev {
-        Ev {
-            t: s.start_ps,
-            slot,
-            kind: SLICE_BEGIN,
-            lane,
-            value: s.begin_value,
-            end_value: s.end_value,
-        }
-    }
-
-    /// The end, at `t`, of a span whose region has `slot`, on `lane`.
-    #[inline]
-    fn end(t: i64, slot: u32, lane: u32) -> Ev {
-        Ev {
-            t,
-            slot,
-            kind: SLICE_END,
-            lane,
-            value: None,
-            end_value: None,
-        }
-    }
-
-    /// Mark `m`, whose region has `slot`, on the warp's track.
-    #[inline]
-    fn mark(m: &TimedEvent, slot: u32) -> Ev {
-        Ev {
-            t: m.t_ps,
-            slot,
-            kind: INSTANT,
-            lane: 0,
-            value: m.value,
-            end_value: None,
-        }
-    }
-}
 
 /// The uuids of a warp's tracks and of those above it in the launch.
 pub(super) struct WarpTracks {
@@ -231,13 +171,16 @@ impl<W: Write> PerfettoWriter<W> {
     }
 
     /// The descriptors of warp `id`'s tracks: its SM's and block's when
-    /// new in the launch, its own, and the overlap tracks its planned
-    /// events use.
-    pub(super) fn warp_tracks(&mut self, id: WarpId, t: &WarpTracks) -> io::Result<()> {
-        let launch = self.launch.as_mut().expect("a launch is being written");
-        let new_sm = launch.sms.insert(id.sm);
-        let new_block = launch.blocks.insert((id.sm, id.block));
-        if new_sm {
+    /// new in the launch (as `order` says), its own, and the overlap tracks
+    /// its planned events `evs` use.
+    pub(super) fn warp_tracks(
+        &mut self,
+        id: WarpId,
+        t: &WarpTracks,
+        order: &WarpOrder,
+        evs: &[Ev],
+    ) -> io::Result<()> {
+        if order.new_sm {
             self.track(
                 t.sm,
                 Some(t.launch),
@@ -246,7 +189,7 @@ impl<W: Write> PerfettoWriter<W> {
                 None,
             )?;
         }
-        if new_block {
+        if order.new_block {
             self.track(
                 t.block,
                 Some(t.sm),
@@ -262,7 +205,7 @@ impl<W: Write> PerfettoWriter<W> {
             i32::from(id.warp),
             None,
         )?;
-        let max_lane = self.evs.iter().map(|e| e.lane).max().unwrap_or(0);
+        let max_lane = evs.iter().map(|e| e.lane).max().unwrap_or(0);
         for lane in 1..=max_lane {
             self.track(
                 overlap_track(t.warp, lane),
@@ -277,177 +220,6 @@ impl<W: Write> PerfettoWriter<W> {
         }
         Ok(())
     }
-
-    /// Lays out the warp's spans on tracks (lane 0: the warp's own) and
-    /// merges in its marks: `self.evs` in output order.
-    pub(super) fn plan(&mut self, warp: &WarpTrace) {
-        if nest(&warp.spans, &mut self.lanes) {
-            self.plan_one_track(warp);
-        } else {
-            self.plan_overlaps(warp);
-        }
-    }
-
-    /// [`PerfettoWriter::plan`] for a warp whose spans all nest on its own
-    /// track: one pass over spans and marks.
-    fn plan_one_track(&mut self, warp: &WarpTrace) {
-        let mut evs = std::mem::take(&mut self.evs);
-        let mut stack = std::mem::take(&mut self.lanes[0]);
-        evs.clear();
-        stack.clear();
-        let mut marks = warp.marks().peekable();
-        // Marks go after the slice events at their time (see plan_overlaps).
-        for s in &warp.spans {
-            while let Some(&(e, slot)) = stack.last() {
-                if e > s.start_ps {
-                    break;
-                }
-                self.marks_before(&mut marks, e, &mut evs);
-                evs.push(Ev::end(e, slot, 0));
-                stack.pop();
-            }
-            self.marks_before(&mut marks, s.start_ps, &mut evs);
-            let slot = self.slot(s.region);
-            evs.push(Ev::begin(s, slot, 0));
-            stack.push((s.end_ps.max(s.start_ps), slot));
-        }
-        while let Some((e, slot)) = stack.pop() {
-            self.marks_before(&mut marks, e, &mut evs);
-            evs.push(Ev::end(e, slot, 0));
-        }
-        // The marks after every span, in order (those at i64::MAX ps too).
-        for m in marks {
-            let slot = self.slot(m.region);
-            evs.push(Ev::mark(m, slot));
-        }
-        self.evs = evs;
-        self.lanes[0] = stack;
-    }
-
-    /// Appends to `evs` the next of `marks` that come before `t` ps.
-    #[inline]
-    fn marks_before<'a>(
-        &mut self,
-        marks: &mut Peekable<impl Iterator<Item = &'a TimedEvent>>,
-        t: i64,
-        evs: &mut Vec<Ev>,
-    ) {
-        while let Some(m) = marks.next_if(|m| m.t_ps < t) {
-            let slot = self.slot(m.region);
-            evs.push(Ev::mark(m, slot));
-        }
-    }
-
-    /// [`PerfettoWriter::plan`] for a warp with spans that overlap without
-    /// nesting: each goes on the first track where it nests.
-    fn plan_overlaps(&mut self, warp: &WarpTrace) {
-        let mut evs = std::mem::take(&mut self.evs);
-        let mut lanes = std::mem::take(&mut self.lanes);
-        evs.clear();
-        for l in &mut lanes {
-            l.clear();
-        }
-        let used = self.place_spans(&warp.spans, &mut lanes, &mut evs);
-        for (i, lane) in lanes.iter_mut().enumerate().take(used) {
-            while let Some((e, sl)) = lane.pop() {
-                evs.push(Ev::end(e, sl, i as u32));
-            }
-        }
-        if used > 1 {
-            // Each lane's events are in order; the lanes interleave.
-            evs.sort_by_key(|e| e.t);
-        }
-        self.merge_marks(warp, &mut evs);
-        self.evs = evs;
-        self.lanes = lanes;
-    }
-
-    /// Puts each of `spans` on the first of `lanes` where it nests (a new
-    /// lane where it nests in none), appending to `evs` its begin and the
-    /// ends of the spans that ended by its start. Returns how many lanes
-    /// are used; the spans still open are left on them.
-    fn place_spans(
-        &mut self,
-        spans: &[Span],
-        lanes: &mut Vec<Vec<(i64, u32)>>,
-        evs: &mut Vec<Ev>,
-    ) -> usize {
-        let mut used = 0usize;
-        for s in spans {
-            let slot = self.slot(s.region);
-            let end = s.end_ps.max(s.start_ps);
-            let mut placed = None;
-            for (i, lane) in lanes.iter_mut().enumerate().take(used) {
-                // Spans that ended by this start close first.
-                while let Some(&(e, sl)) = lane.last() {
-                    if e > s.start_ps {
-                        break;
-                    }
-                    lane.pop();
-                    evs.push(Ev::end(e, sl, i as u32));
-                }
-                if lane.last().map_or(true, |&(e, _)| e >= end) {
-                    placed = Some(i);
-                    break;
-                }
-            }
-            let i = placed.unwrap_or_else(|| {
-                if used == lanes.len() {
-                    lanes.push(Vec::new());
-                }
-                used += 1;
-                used - 1
-            });
-            lanes[i].push((end, slot));
-            evs.push(Ev::begin(s, slot, i as u32));
-        }
-        used
-    }
-
-    /// Merges the warp's marks into `evs`, its slice events in order.
-    fn merge_marks(&mut self, warp: &WarpTrace, evs: &mut Vec<Ev>) {
-        // Marks go after the slice events at their time: inside a span
-        // that begins then, after one that ends then (as in the Chrome
-        // trace, where a mark at a span's start follows the span).
-        let mut marks = warp.marks().peekable();
-        if marks.peek().is_none() {
-            return;
-        }
-        let slice_events = evs.len();
-        let mut merged = Vec::with_capacity(slice_events + warp.events.len());
-        let mut i = 0;
-        for m in marks {
-            while i < slice_events && evs[i].t <= m.t_ps {
-                merged.push(evs[i]);
-                i += 1;
-            }
-            let slot = self.slot(m.region);
-            merged.push(Ev::mark(m, slot));
-        }
-        merged.extend_from_slice(&evs[i..]);
-        *evs = merged;
-    }
-}
-
-/// Whether `spans` (by start, outer first) all nest in one another or
-/// follow one another; `lanes[0]` is scratch (made to exist).
-fn nest(spans: &[Span], lanes: &mut Vec<Vec<(i64, u32)>>) -> bool {
-    if lanes.is_empty() {
-        lanes.push(Vec::new());
-    }
-    let stack = &mut lanes[0];
-    stack.clear();
-    for s in spans {
-        let end = s.end_ps.max(s.start_ps);
-        while stack.last().is_some_and(|&(e, _)| e <= s.start_ps) {
-            stack.pop();
-        }
-        if stack.last().is_some_and(|&(e, _)| e < end) {
-            return false;
-        }
-        stack.push((end, 0));
-    }
-    true
 }
 
 /// A `sibling_order_rank` for `v`.
