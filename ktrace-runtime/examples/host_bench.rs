@@ -34,7 +34,7 @@
 //!   each run); bytes/event is the trace's size over the recorded events.
 //!
 //! Internal subcommands, run as child processes so that each has its own
-//! peak RSS: `gen EVENTS FILE`, `load FILE`, `save FILE OUT`, `plain-read
+//! peak RSS: `gen EVENTS FILE`, `load FILE [THREADS]`, `save FILE OUT`, `plain-read
 //! FILE`, `plain-write FILE OUT`; each prints `seconds=...`.
 //!
 //! Peak RSS, user and system time come from `/usr/bin/time -v` when it is
@@ -89,10 +89,14 @@ fn subcommand(args: &[String]) -> bool {
             let cap = common::capture(events);
             seconds(|| cap.save(arg(2)).unwrap_or_else(|e| die(&e.to_string())))
         }
-        Some("load") => seconds(|| {
-            let cap = Capture::read(arg(1)).unwrap_or_else(|e| die(&e.to_string()));
-            std::hint::black_box(&cap);
-        }),
+        Some("load") => {
+            // `load FILE [THREADS]`: one thread unless asked.
+            let threads = args.get(2).map_or(1, |t| t.parse().unwrap_or(1));
+            seconds(|| {
+                let cap = Capture::read_on(arg(1), threads).unwrap_or_else(|e| die(&e.to_string()));
+                std::hint::black_box(&cap);
+            })
+        }
         Some("save") => {
             let cap = Capture::read(arg(1)).unwrap_or_else(|e| die(&e.to_string()));
             seconds(|| cap.save(arg(2)).unwrap_or_else(|e| die(&e.to_string())))

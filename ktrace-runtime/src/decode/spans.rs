@@ -28,6 +28,8 @@ pub(super) fn match_spans(
 
 /// No span: the bottom of a region's stack.
 const NONE: u32 = u32::MAX;
+/// Region ids found in `Matcher::open` without a search.
+const DIRECT: usize = 64;
 
 /// Begins and ends matched so far. Each begin adds a span to `spans` (so
 /// spans are in begin order, that is by start time) whose end is filled in
@@ -36,6 +38,9 @@ const NONE: u32 = u32::MAX;
 struct Matcher {
     /// (region, top of its stack of open spans, depth)
     open: Vec<(u16, u32, u32)>,
+    /// For region ids below [`DIRECT`]: the index in `open` plus one (0:
+    /// not there yet).
+    direct: [u8; DIRECT],
     /// (region, ends without a begin)
     unmatched_end: Vec<(u16, u32)>,
     spans: Vec<Span>,
@@ -47,6 +52,7 @@ impl Matcher {
     fn new(events: usize) -> Self {
         Matcher {
             open: Vec::new(),
+            direct: [0; DIRECT],
             unmatched_end: Vec::new(),
             spans: Vec::with_capacity(events / 2),
             below: Vec::with_capacity(events / 2),
@@ -55,12 +61,9 @@ impl Matcher {
 
     /// Adds a begin or an end.
     fn add(&mut self, e: &TimedEvent) {
-        let idx = match self.open.iter().position(|o| o.0 == e.region) {
-            Some(i) => i,
-            None => {
-                self.open.push((e.region, NONE, 0));
-                self.open.len() - 1
-            }
+        let idx = match self.direct.get(usize::from(e.region)) {
+            Some(&i) if i > 0 => usize::from(i - 1),
+            _ => self.open_index(e.region),
         };
         let o = &mut self.open[idx];
         if e.kind == EventKind::Begin {
@@ -86,6 +89,25 @@ impl Matcher {
                 None => self.unmatched_end.push((e.region, 1)),
             }
         }
+    }
+
+    /// The index in `open` of `region`'s stack, made when new.
+    #[cold]
+    fn open_index(&mut self, region: u16) -> usize {
+        let i = match self.open.iter().position(|o| o.0 == region) {
+            Some(i) => i,
+            None => {
+                self.open.push((region, NONE, 0));
+                self.open.len() - 1
+            }
+        };
+        if let (Some(d), Ok(k)) = (
+            self.direct.get_mut(usize::from(region)),
+            u8::try_from(i + 1),
+        ) {
+            *d = k;
+        }
+        i
     }
 
     /// One [`Diagnostic::UnmatchedEnd`] per region with ends without a

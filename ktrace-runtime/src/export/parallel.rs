@@ -16,8 +16,9 @@
 //! takes a chunk more than a few chunks ahead of the writing, so memory
 //! stays a few chunks per thread.
 //!
-//! With one thread (or one warp) nothing is spawned: the writer encodes
-//! each warp itself, as before there were threads.
+//! With one thread (or one warp, or a launch of a few thousand entries)
+//! nothing is spawned: the writer encodes each warp itself, as before there
+//! were threads.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -35,6 +36,10 @@ use crate::threads::thread_count;
 const CHUNK_ENTRIES: u64 = 1 << 14;
 /// Chunks per thread at least, so that threads finish together.
 const CHUNKS_PER_THREAD: u64 = 8;
+/// Below this many ring entries a launch is decoded on the calling thread:
+/// starting threads would take longer (a continuous session's capture may
+/// hold a million launches of a few hundred entries).
+const PARALLEL_FROM_ENTRIES: u64 = 1 << 12;
 /// Chunks a worker may be ahead of the writing, per thread.
 const AHEAD_PER_THREAD: usize = 3;
 
@@ -142,7 +147,12 @@ pub(crate) fn run_warps<'d, S: ChunkSink>(
     progress: &mut dyn FnMut(u64),
 ) -> io::Result<()> {
     let threads = thread_count(threads);
-    if threads <= 1 || dec.warp_count() < 2 {
+    let entries = || {
+        (0..dec.warp_count())
+            .map(|i| u64::from(dec.kept_entries(i)))
+            .sum::<u64>()
+    };
+    if threads <= 1 || dec.warp_count() < 2 || entries() < PARALLEL_FROM_ENTRIES {
         for (i, w) in dec.warps().enumerate() {
             pass.part.add_fill(dec, i);
             if let Some(kept) = pass.add_warp(&w) {

@@ -16,14 +16,16 @@ const PER_THREAD: usize = 1 << 18;
 /// Sorts `d` ascending on one thread. The radix sort needs a second buffer
 /// as long as `d` while it runs.
 pub(crate) fn sort_durations(d: &mut Vec<u64>) {
-    sort_durations_on(d, 1);
+    sort_durations_on(d, 1, &mut Vec::new());
 }
 
 /// Sorts `d` ascending on up to `threads` threads (1: this one): each
 /// thread counts the digits of its part of `d`, then puts its part's
 /// values in their places, which a digit's count before it (of the
-/// buckets below, and of the threads before in its bucket) gives.
-pub(crate) fn sort_durations_on(d: &mut Vec<u64>, threads: usize) {
+/// buckets below, and of the threads before in its bucket) gives. The
+/// radix sort's second buffer is `scratch`, grown to `d`'s length if
+/// shorter, and left for the next sort (fresh pages cost a fault each).
+pub(crate) fn sort_durations_on(d: &mut Vec<u64>, threads: usize, scratch: &mut Vec<u64>) {
     if d.len() < RADIX_FROM {
         d.sort_unstable();
         return;
@@ -41,7 +43,8 @@ pub(crate) fn sort_durations_on(d: &mut Vec<u64>, threads: usize) {
         return;
     }
     let mut from = std::mem::take(d);
-    let mut to = vec![0u64; from.len()];
+    let mut to = std::mem::take(scratch);
+    to.resize(from.len(), 0);
     if threads == 1 {
         // The counts of every pass in one read: a pass moves the values
         // but keeps how many have each digit.
@@ -53,7 +56,7 @@ pub(crate) fn sort_durations_on(d: &mut Vec<u64>, threads: usize) {
                 std::mem::swap(&mut from, &mut to);
             }
         }
-        *d = from;
+        (*d, *scratch) = (from, to);
         return;
     }
     for pass in 0..passes {
@@ -75,7 +78,7 @@ pub(crate) fn sort_durations_on(d: &mut Vec<u64>, threads: usize) {
         });
         std::mem::swap(&mut from, &mut to);
     }
-    *d = from;
+    (*d, *scratch) = (from, to);
 }
 
 /// `f` of each part of `d` (`part` values each, the last shorter), on a
@@ -147,6 +150,8 @@ mod tests {
     #[test]
     fn radix_sorts_on_any_number_of_threads_match_sort_unstable() {
         let mut next = crate::synth::xorshift64(0x9e37_79b9_7f4a_7c15);
+        // One scratch for every sort, as the summary's finish keeps it.
+        let mut scratch = Vec::new();
         for (n, bits) in [
             (20_000, 20),
             (70_000, 36),
@@ -164,7 +169,7 @@ mod tests {
             sorted.sort_unstable();
             for threads in [1, 2, 3, 7] {
                 let mut radix = d.clone();
-                sort_durations_on(&mut radix, threads);
+                sort_durations_on(&mut radix, threads, &mut scratch);
                 assert_eq!(
                     radix, sorted,
                     "{n} values of {bits} bits, {threads} threads"
@@ -172,7 +177,7 @@ mod tests {
             }
         }
         let mut same = vec![5u64; 300_000];
-        sort_durations_on(&mut same, 2);
+        sort_durations_on(&mut same, 2, &mut scratch);
         assert!(same.iter().all(|&x| x == 5));
     }
 }

@@ -423,9 +423,10 @@ impl SummaryBuilder {
         let breakdown = self.breakdown();
         let order: Vec<(u16, usize)> = self.by_region().collect();
         let mut stats = Vec::with_capacity(order.len());
+        let mut scratch = Vec::new();
         for (id, i) in order {
             let mut d = std::mem::take(&mut self.durations[i]);
-            sort_durations_on(&mut d, threads);
+            sort_durations_on(&mut d, threads, &mut scratch);
             let name = self.regions.name(id);
             stats.push(sorted_region_stats(id, &name, &d, self.opts.hist_bins));
         }

@@ -82,19 +82,6 @@ pub fn read_compact<E>(
     mut read: impl FnMut(&mut [u8]) -> Result<(), E>,
     too_long: impl Fn(u64) -> E,
 ) -> Result<u64, E> {
-    walk_compact(raw, shape, limit, |_, _, buf| read(buf), too_long)
-}
-
-/// [`read_compact`] with `read(offset in raw, is_metadata, part)`: a
-/// slot's metadata must be filled in (it says how many entries follow),
-/// its entries may be left for later.
-pub(crate) fn walk_compact<E>(
-    raw: &mut [u8],
-    shape: &LaunchShape,
-    limit: u64,
-    mut read: impl FnMut(usize, bool, &mut [u8]) -> Result<(), E>,
-    too_long: impl Fn(u64) -> E,
-) -> Result<u64, E> {
     let slot_bytes = shape.slot_bytes() as usize;
     let cap = shape.cap();
     let mut used = 0u64;
@@ -108,11 +95,10 @@ pub(crate) fn walk_compact<E>(
             }
         };
         used = need(META_BYTES, used)?;
-        read(off, true, &mut raw[off..off + META_BYTES])?;
+        read(&mut raw[off..off + META_BYTES])?;
         let n = stored_entries(&meta_at(raw, off), cap) as usize * EVENT_BYTES;
         used = need(n, used)?;
-        let at = off + META_BYTES;
-        read(at, false, &mut raw[at..at + n])?;
+        read(&mut raw[off + META_BYTES..off + META_BYTES + n])?;
     }
     Ok(used)
 }

@@ -1,8 +1,8 @@
 //! A launch's compact buffer read from its capture file straight into the
 //! raw buffer, on one thread or several: first each slot's metadata, in
 //! file order (it says how many entries the slot stores, so where the next
-//! slot starts), then the slots' entries, each thread reading a run of
-//! slots into its part of the buffer. Every byte is copied once, from the
+//! slot starts), then the slots, each thread reading a run of slots into
+//! its part of the buffer. Every byte is copied once, from the
 //! page cache into the buffer, where reading through a `BufReader` copies
 //! it twice; and the copies run on every thread.
 
@@ -11,14 +11,15 @@ use std::io;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 
-use super::compact::walk_compact;
+use super::buffer::stored_entries;
+use super::layout::{SlotMeta, EVENT_BYTES, META_BYTES};
 use super::shape::LaunchShape;
 
 /// Bytes of entries per reading thread at least.
 const BYTES_PER_THREAD: usize = 1 << 20;
 
-/// A slot's stored entries: where they go in the buffer, and the file
-/// offset they are at.
+/// A slot's stored bytes (metadata and entries): where they go in the
+/// buffer, and the file offset they are at.
 type Run = (Range<usize>, u64);
 
 /// Reads the compact form of `shape`'s buffer that the bytes `record` of
@@ -37,23 +38,13 @@ pub(crate) fn read_compact_file<E: Send>(
     too_long: impl Fn(u64) -> E,
 ) -> Result<u64, E> {
     let limit = record.end - record.start;
-    // Per slot whose entries are stored: where they go in `raw`, and where
-    // they are in the file.
-    let mut runs: Vec<Run> = Vec::new();
-    let mut pos = record.start;
-    let used = walk_compact(
-        raw,
+    let (runs, used) = slot_runs(
+        file,
+        record.start,
+        raw.len(),
         shape,
         limit,
-        |off, is_meta, part| {
-            if is_meta {
-                file.read_exact_at(part, pos).map_err(&io_err)?;
-            } else if !part.is_empty() {
-                runs.push((off..off + part.len(), pos));
-            }
-            pos += part.len() as u64;
-            Ok(())
-        },
+        &io_err,
         too_long,
     )?;
     let bytes: usize = runs.iter().map(|(r, _)| r.len()).sum();
@@ -93,6 +84,44 @@ pub(crate) fn read_compact_file<E: Send>(
         r.map_err(&io_err)?;
     }
     Ok(used)
+}
+
+/// Where each slot's stored bytes (its metadata and its entries, one run
+/// in the file as in the buffer) go in a buffer of `raw_len` bytes and
+/// where they are in `file` from `start` on, found by reading each slot's
+/// metadata (into a scratch array: the buffer's pages are first touched by
+/// the threads that fill them); and the bytes stored in all. The checks
+/// are [`super::compact::read_compact`]'s, in its order.
+fn slot_runs<E>(
+    file: &File,
+    start: u64,
+    raw_len: usize,
+    shape: &LaunchShape,
+    limit: u64,
+    io_err: &impl Fn(io::Error) -> E,
+    too_long: impl Fn(u64) -> E,
+) -> Result<(Vec<Run>, u64), E> {
+    let slot_bytes = shape.slot_bytes() as usize;
+    let mut runs: Vec<Run> = Vec::new();
+    let mut used = 0u64;
+    let need = |n: usize, used: u64| {
+        let total = used + n as u64;
+        if total > limit {
+            Err(too_long(total))
+        } else {
+            Ok(total)
+        }
+    };
+    for off in (0..raw_len).step_by(slot_bytes.max(1)) {
+        let at = start + used;
+        used = need(META_BYTES, used)?;
+        let mut meta = [0u8; META_BYTES];
+        file.read_exact_at(&mut meta, at).map_err(io_err)?;
+        let n = stored_entries(&SlotMeta::from_bytes(&meta), shape.cap()) as usize * EVENT_BYTES;
+        used = need(n, used)?;
+        runs.push((off..off + META_BYTES + n, at));
+    }
+    Ok((runs, used))
 }
 
 /// `runs` (in order) cut into at most `n` consecutive groups of about the

@@ -218,9 +218,9 @@ fn encode_small_event(
     let te_len = n - 4;
     b[n] = 0x40;
     n = put_varint(b, n + 1, delta);
-    for (i, &x) in seq_field.iter().enumerate().take(seq_len) {
-        b[n + i] = x;
-    }
+    // All six bytes in one store; those past `seq_len` are scratch that
+    // the next packet overwrites.
+    b[n & (SLACK - 1)..][..6].copy_from_slice(seq_field);
     n += seq_len;
     b[1] = (n - 2) as u8;
     b[3] = te_len as u8;
