@@ -26,8 +26,8 @@
 //!   passed to its `ktrace export`: `--tool "serial=target/release
 //!   --threads 1"`. Default: `current=` the directory of this binary's
 //!   `ktrace`.
-//! - `--threads 1,2,4`: one tool per thread count, `N threads=` this
-//!   binary's `ktrace` with `--threads N` (after any `--tool`).
+//! - `--threads 1,2,4`: one tool per thread count, labelled `--threads N`:
+//!   this binary's `ktrace` with `--threads N` (after any `--tool`).
 //! - `--no-io`: skip the capture load/save measurements.
 //! - `--formats chrome,perfetto`: the trace formats exported (default both,
 //!   `-o synth-N.json` and `-o synth-N.pftrace`, one after the other in
@@ -347,7 +347,7 @@ fn main() {
     };
     for n in &threads {
         tools.push(Tool {
-            label: format!("{n} threads"),
+            label: format!("--threads {n}"),
             ktrace: release.join("ktrace"),
             host_bench: me.clone(),
             export_args: vec!["--threads".into(), n.clone()],

@@ -137,8 +137,9 @@ impl ChunkEncoder for NoTrace {
 }
 
 /// Decodes every warp of `dec`, adds it (and its ring fill) to `pass` and
-/// writes what the filter keeps to `sink`, on `threads` threads (0: one per core), calling
-/// `progress` with each warp's decoded events after it, in slot order.
+/// writes what the filter keeps to `sink`, on `threads` threads (0: one
+/// per core), calling `progress` with each warp's decoded events after it,
+/// in slot order.
 pub(crate) fn run_warps<'d, S: ChunkSink>(
     dec: &'d Decoder<'d>,
     threads: usize,
