@@ -490,15 +490,10 @@ impl<S: Source> Reader<S> {
         })
     }
 
-    /// A buffer of `raw_len` bytes stored in `stored` bytes of compact form.
-    fn compact_buffer(
-        &mut self,
-        i: u64,
-        shape: &LaunchShape,
-        raw_len: u64,
-        stored: u64,
-    ) -> Result<Vec<u8>> {
-        let at = self.pos;
+    /// Refuses a compact buffer's declared `stored` length when it exceeds
+    /// `raw_len`, cannot hold the slots' metadata, or runs past what is
+    /// left to read.
+    fn check_stored(&self, i: u64, shape: &LaunchShape, raw_len: u64, stored: u64) -> Result<()> {
         if stored > raw_len {
             return Err(Error::Corrupt(format!(
                 "launch record {i}: {stored} stored bytes for a buffer of {raw_len}"
@@ -517,11 +512,24 @@ impl<S: Source> Reader<S> {
         if stored > self.left() {
             return Err(Error::Truncated {
                 what: format!("launch record {i}'s buffer"),
-                offset: at,
+                offset: self.pos,
                 needed: stored,
                 available: self.left(),
             });
         }
+        Ok(())
+    }
+
+    /// A buffer of `raw_len` bytes stored in `stored` bytes of compact form.
+    fn compact_buffer(
+        &mut self,
+        i: u64,
+        shape: &LaunchShape,
+        raw_len: u64,
+        stored: u64,
+    ) -> Result<Vec<u8>> {
+        let at = self.pos;
+        self.check_stored(i, shape, raw_len, stored)?;
         // Zeroed pages come fresh from the allocator; only the stored parts
         // are written, so the memory used is what the file holds (a page
         // of each slot written), whatever the raw length says.
