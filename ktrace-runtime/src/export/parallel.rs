@@ -42,6 +42,23 @@ const CHUNKS_PER_THREAD: u64 = 8;
 const PARALLEL_FROM_ENTRIES: u64 = 1 << 12;
 /// Chunks a worker may be ahead of the writing, per thread.
 const AHEAD_PER_THREAD: usize = 3;
+/// The chunks in flight hold at most about this share of a launch's
+/// entries (`1 / IN_FLIGHT_SHARE`) when that allows fewer than
+/// [`AHEAD_PER_THREAD`] a thread: a chunk in flight takes about 130 bytes
+/// an entry (its decoded warps and its Chrome JSON), so the peak stays
+/// within 2× the raw buffer on many threads (16 threads exporting 10 M
+/// events as Chrome JSON took 2.75× with 3 chunks a thread, 2.21× with 16
+/// chunks); no more threads start than chunks may be in flight.
+const IN_FLIGHT_SHARE: u64 = 64;
+
+/// Chunks that may be taken beyond those written, for a launch of
+/// `entries` ring entries on `threads` threads: [`AHEAD_PER_THREAD`] a
+/// thread, fewer when that would hold more than 1 / [`IN_FLIGHT_SHARE`]
+/// of the entries, and never fewer than 2.
+fn ahead(entries: u64, threads: usize) -> usize {
+    let share = entries / (IN_FLIGHT_SHARE * CHUNK_ENTRIES);
+    (usize::try_from(share).unwrap_or(usize::MAX)).clamp(2, (threads * AHEAD_PER_THREAD).max(2))
+}
 
 /// One chunk's encoding: `bytes[..len]`, and what it counts.
 pub(crate) struct Encoded {
@@ -148,12 +165,10 @@ pub(crate) fn run_warps<'d, S: ChunkSink>(
     progress: &mut dyn FnMut(u64),
 ) -> io::Result<()> {
     let threads = thread_count(threads);
-    let entries = || {
-        (0..dec.warp_count())
-            .map(|i| u64::from(dec.kept_entries(i)))
-            .sum::<u64>()
-    };
-    if threads <= 1 || dec.warp_count() < 2 || entries() < PARALLEL_FROM_ENTRIES {
+    let total: u64 = (0..dec.warp_count())
+        .map(|i| u64::from(dec.kept_entries(i)))
+        .sum();
+    if threads <= 1 || dec.warp_count() < 2 || total < PARALLEL_FROM_ENTRIES {
         for (i, w) in dec.warps().enumerate() {
             pass.part.add_fill(dec, i);
             if let Some(kept) = pass.add_warp(&w) {
@@ -164,14 +179,17 @@ pub(crate) fn run_warps<'d, S: ChunkSink>(
         return Ok(());
     }
     let chunks = chunks(dec, threads);
-    let threads = threads.min(chunks.len());
+    let ahead = ahead(total, threads);
+    // A thread beyond the chunks that may be in flight would only wait,
+    // holding its fork's buffers.
+    let threads = threads.min(chunks.len()).min(ahead);
     let template = pass.part.part();
     let job = Job {
         dec,
         filter: pass.filter.as_ref(),
         template: &template,
         chunks: &chunks,
-        ahead: threads * AHEAD_PER_THREAD,
+        ahead,
     };
     let shared = Shared::new(sink.take_running());
     let (tx, rx) = mpsc::channel();
@@ -457,4 +475,22 @@ fn write_in_order<'d, S: ChunkSink>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_in_flight_are_bounded_by_a_share_of_the_entries() {
+        // 11 M entries (10 M events and their anchors) on 16 threads: 10
+        // chunks of 16 Ki, not 48.
+        assert_eq!(ahead(11_000_000, 16), 10);
+        // 110 M entries: three a thread.
+        assert_eq!(ahead(110_000_000, 16), 48);
+        assert_eq!(ahead(110_000_000, 2), 6);
+        // A small launch: never fewer than 2.
+        assert_eq!(ahead(5_000, 2), 2);
+        assert_eq!(ahead(5_000, 1), 2);
+    }
 }
