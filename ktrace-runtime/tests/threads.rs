@@ -36,17 +36,8 @@ fn export(cap: &Capture, dir: &Path, format: TraceFormat, opts: &ExportOptions) 
     } else {
         None
     };
-    let launches: Vec<TimelineLaunch> = cap
-        .launches
-        .iter()
-        .map(|l| TimelineLaunch {
-            launch: l,
-            device: &cap.device,
-            regions: &cap.regions,
-            host_axis: axis.as_ref(),
-            steps: &cap.steps,
-        })
-        .collect();
+    let launches: Vec<TimelineLaunch> =
+        TimelineLaunch::of_capture(cap, &cap.launches, axis.as_ref()).collect();
     let out = dir.join(if perfetto { "t.pftrace" } else { "t.json" });
     let mut report = String::new();
     let mut warps_seen = Vec::new();

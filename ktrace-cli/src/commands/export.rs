@@ -97,17 +97,8 @@ fn write_traces(
     let output = dest
         .output
         .map_or_else(|| dest.capture.with_extension(ext), Path::to_path_buf);
-    let launches: Vec<TimelineLaunch> = cap
-        .launches
-        .iter()
-        .map(|l| TimelineLaunch {
-            launch: l,
-            device: &cap.device,
-            regions: &cap.regions,
-            host_axis: axis.as_ref(),
-            steps: &cap.steps,
-        })
-        .collect();
+    let launches: Vec<TimelineLaunch> =
+        TimelineLaunch::of_capture(cap, &cap.launches, axis.as_ref()).collect();
     let format = if perfetto {
         TraceFormat::Perfetto(PerfettoOptions {
             host_clocks: axis

@@ -471,6 +471,22 @@ pub struct TimelineLaunch<'a> {
 }
 
 impl<'a> TimelineLaunch<'a> {
+    /// The launches `launches` of `capture` (all of them, or a tail of
+    /// its `launches`), each on `host_axis`.
+    pub fn of_capture(
+        capture: &'a crate::format::capture::Capture,
+        launches: &'a [LaunchCapture],
+        host_axis: Option<&'a HostAxis>,
+    ) -> impl Iterator<Item = TimelineLaunch<'a>> {
+        launches.iter().map(move |l| TimelineLaunch {
+            launch: l,
+            device: &capture.device,
+            regions: &capture.regions,
+            host_axis,
+            steps: &capture.steps,
+        })
+    }
+
     /// Every launch of `captures`, in order, each on the axis `placement`
     /// gives its capture: `placement` is [`crate::timeline::place`]'s
     /// answer for the same captures in the same order.
@@ -481,15 +497,7 @@ impl<'a> TimelineLaunch<'a> {
         captures
             .into_iter()
             .zip(&placement.host_axes)
-            .flat_map(|(c, axis)| {
-                c.launches.iter().map(move |l| TimelineLaunch {
-                    launch: l,
-                    device: &c.device,
-                    regions: &c.regions,
-                    host_axis: axis.as_ref(),
-                    steps: &c.steps,
-                })
-            })
+            .flat_map(|(c, axis)| Self::of_capture(c, &c.launches, axis.as_ref()))
             .collect()
     }
 }

@@ -111,16 +111,7 @@ mod tests {
     use crate::synth::sample_capture;
 
     fn views(cap: &crate::format::capture::Capture) -> Vec<TimelineLaunch<'_>> {
-        cap.launches
-            .iter()
-            .map(|l| TimelineLaunch {
-                launch: l,
-                device: &cap.device,
-                regions: &cap.regions,
-                host_axis: None,
-                steps: &cap.steps,
-            })
-            .collect()
+        TimelineLaunch::of_capture(cap, &cap.launches, None).collect()
     }
 
     #[test]

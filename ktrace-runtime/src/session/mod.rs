@@ -443,16 +443,12 @@ impl TraceSession {
             None
         };
         let first = if perfetto { 0 } else { self.written };
-        let launches: Vec<TimelineLaunch> = self.capture.launches[first..]
-            .iter()
-            .map(|l| TimelineLaunch {
-                launch: l,
-                device: &self.capture.device,
-                regions: &self.capture.regions,
-                host_axis: axis.as_ref(),
-                steps: &self.capture.steps,
-            })
-            .collect();
+        let launches: Vec<TimelineLaunch> = TimelineLaunch::of_capture(
+            &self.capture,
+            &self.capture.launches[first..],
+            axis.as_ref(),
+        )
+        .collect();
         let format = if perfetto {
             TraceFormat::Perfetto(PerfettoOptions {
                 host_clocks: HostClocks::from_syncs(&self.capture.clock_syncs),
