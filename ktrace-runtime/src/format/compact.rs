@@ -70,6 +70,22 @@ fn meta_at(raw: &[u8], off: usize) -> SlotMeta {
     SlotMeta::from_bytes(raw[off..off + META_BYTES].try_into().expect("64 bytes"))
 }
 
+/// `used` stored bytes and `n` more, or `too_long` of that total when it
+/// passes `limit`: the slots' metadata asks for more than the record holds.
+pub(crate) fn stored_within<E>(
+    used: u64,
+    n: usize,
+    limit: u64,
+    too_long: &impl Fn(u64) -> E,
+) -> Result<u64, E> {
+    let total = used + n as u64;
+    if total > limit {
+        Err(too_long(total))
+    } else {
+        Ok(total)
+    }
+}
+
 /// Expands a compact form, read slot by slot through `read` (which fills
 /// the slice it is given, or fails), into `raw`, a zeroed buffer of the
 /// length `shape` needs. Returns the compact bytes read, which the caller
@@ -86,14 +102,7 @@ pub fn read_compact<E>(
     let cap = shape.cap();
     let mut used = 0u64;
     for off in (0..raw.len()).step_by(slot_bytes.max(1)) {
-        let need = |n: usize, used: u64| {
-            let total = used + n as u64;
-            if total > limit {
-                Err(too_long(total))
-            } else {
-                Ok(total)
-            }
-        };
+        let need = |n: usize, used: u64| stored_within(used, n, limit, &too_long);
         used = need(META_BYTES, used)?;
         read(&mut raw[off..off + META_BYTES])?;
         let n = stored_entries(&meta_at(raw, off), cap) as usize * EVENT_BYTES;

@@ -12,6 +12,7 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 
 use super::buffer::stored_entries;
+use super::compact::stored_within;
 use super::layout::{SlotMeta, EVENT_BYTES, META_BYTES};
 use super::shape::LaunchShape;
 
@@ -104,14 +105,7 @@ fn slot_runs<E>(
     let slot_bytes = shape.slot_bytes() as usize;
     let mut runs: Vec<Run> = Vec::new();
     let mut used = 0u64;
-    let need = |n: usize, used: u64| {
-        let total = used + n as u64;
-        if total > limit {
-            Err(too_long(total))
-        } else {
-            Ok(total)
-        }
-    };
+    let need = |n: usize, used: u64| stored_within(used, n, limit, &too_long);
     for off in (0..raw_len).step_by(slot_bytes.max(1)) {
         let at = start + used;
         used = need(META_BYTES, used)?;
