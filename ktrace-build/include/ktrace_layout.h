@@ -163,10 +163,12 @@ typedef struct ktrace_keep {
  * holds launch n or a later one grows; one that ended makes way for a new
  * window from n + 1. Either way launch n keeps its place, so the warps of
  * launch n agree whether they read `keep` before that store or after. At
- * flush, a warp that recorded adds 1 to `flushed` after its slot's stores
- * (release, gpu scope), without waiting; nothing else happens at a
- * launch's end. When no launch runs, every kept launch has ended once
- * flushed + dropped = kept * warps. The host copies the slabs of kept
+ * flush, a warp that recorded adds 1 to `flushed` (relaxed, gpu scope: it
+ * can land before the warp's stores), without waiting; nothing else
+ * happens at a launch's end. Launches before `done` have completed, their
+ * stores landed; when no launch runs, every kept launch has ended once
+ * flushed + dropped = kept * warps, and its stores have landed a poll
+ * after the host first saw that. The host copies the slabs of kept
  * launches [drained, complete) and then raises `drained`; it sets `keep`
  * before the first launch, and raises triggers_asked. */
 typedef struct ktrace_site {
@@ -181,11 +183,23 @@ typedef struct ktrace_site {
   uint32_t slab_count;     /*  48: slabs in the ring, a power of two (host) */
   uint32_t drained;        /*  52: kept launches copied out (host)         */
   uint32_t triggers_asked; /*  56: launches asked for (host)               */
-  uint32_t triggered;      /*  60: 1: keep launches asked for (host)       */
+  uint32_t triggered;      /*  60: KTRACE_KEEP_* below (host), 0: neither  */
   uint32_t done_launch;    /*  64: launches before this one have ended     */
   uint32_t done_kept;      /*  68: kept launches among them (device)       */
   uint32_t reserved[14];   /*  72: zero                                    */
 } ktrace_site;
+
+/* A site's `triggered`: 1, keep the launches asked for (triggers_asked);
+ * 2 and 3, a held window that the host opens and closes between launches.
+ * The first launch n to see 2 while the rule's window is not open-ended
+ * makes it {from: n, until: KTRACE_KEEP_OPEN_END, base: kept so far,
+ * every: 1}, launch n included; the first to see 3 while it is open-ended
+ * ends it before n (until = n). Slot 0 stores the rule so changed. */
+#define KTRACE_KEEP_TRIGGERED 1u
+#define KTRACE_KEEP_HELD_OPEN 2u
+#define KTRACE_KEEP_HELD_CLOSED 3u
+/* The `until` of a held window that is open. */
+#define KTRACE_KEEP_OPEN_END 0xffffffffu
 
 /* Bytes of a site's launch counters for `warps` slots: 4 each, padded to a
  * multiple of 128. */

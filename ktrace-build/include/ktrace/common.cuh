@@ -182,16 +182,34 @@ __device__ __noinline__ uint64_t site_open(uint64_t site, uint32_t slot, bool ta
                  : "l"(site + sizeof(ktrace_site) + 4ull * slot)
                  : "memory");
     // Weak loads: what the previous launch wrote is visible to this one,
-    // and a late `drained` only drops a launch.
-    uint32_t from, until, base, every, slab_count, drained;
+    // and a late `drained` only drops a launch. All of them go out with
+    // the ticket, so the warp waits for one round trip to the site's line:
+    // the keep rule, then the ring's state and the triggers (slot 0 reads
+    // those; the other warps get them from the same line for nothing).
+    uint32_t from, until, base, every, slab_count, drained, asked, triggered;
     asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(from), "=r"(until), "=r"(base), "=r"(every)
                  : "l"(site + offsetof(ktrace_site, keep))
                  : "memory");
-    asm volatile("ld.global.v2.u32 {%0, %1}, [%2];"
-                 : "=r"(slab_count), "=r"(drained)
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(slab_count), "=r"(drained), "=r"(asked), "=r"(triggered)
                  : "l"(site + offsetof(ktrace_site, slab_count))
                  : "memory");
+    // A held site (the host opens and closes its window between
+    // launches): launch n applies an open or a close the host asked for to
+    // the rule it read, as slot 0 then stores it, so every warp of launch
+    // n agrees whether it read `keep` before that store or after it.
+    bool held = false;
+    if (triggered == KTRACE_KEEP_HELD_OPEN && until != KTRACE_KEEP_OPEN_END) {
+      base += until - from;
+      from = n;
+      until = KTRACE_KEEP_OPEN_END;
+      every = 1u;
+      held = true;
+    } else if (triggered == KTRACE_KEEP_HELD_CLOSED && until == KTRACE_KEEP_OPEN_END) {
+      until = n;
+      held = true;
+    }
     // Launch n's place in the window: n = from + q * every + rem.
     const bool in = n >= from && n < until;
     const uint32_t off = n - from;
@@ -209,13 +227,13 @@ __device__ __noinline__ uint64_t site_open(uint64_t site, uint32_t slot, bool ta
                        site + offsetof(ktrace_site, done_launch)),
                    "r"(n), "r"(before)
                    : "memory");
-      uint32_t asked, triggered;
-      asm volatile("ld.global.v2.u32 {%0, %1}, [%2];"
-                   : "=r"(asked), "=r"(triggered)
-                   : "l"(site + offsetof(ktrace_site, triggers_asked))
-                   : "memory");
       const uint32_t granted = base + (until - from);
-      if (triggered && asked != granted) {
+      if (held) {
+        asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(
+                         site + offsetof(ktrace_site, keep)),
+                     "r"(from), "r"(until), "r"(base), "r"(every)
+                     : "memory");
+      } else if (triggered == KTRACE_KEEP_TRIGGERED && asked != granted) {
         // More launches asked for. A window that still holds launch n or a
         // later one grows; one that ended makes way for a new one from
         // n + 1. Either way launch n keeps its place, so warps of this
@@ -359,14 +377,17 @@ __device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool 
 }
 
 /// A recording warp's end at its site (KTRACE_ARG_SITE), from the lane
-/// where `leader` is set: adds 1 to the site's `flushed` after the warp's
-/// slot stores (release), and does not wait for it. The argument is read
+/// where `leader` is set: adds 1 to the site's `flushed` (relaxed), and
+/// does not wait for it. No release: the host learns that a launch's
+/// stores have landed from the next launch of the site (its kernel
+/// started after this one completed), and a site's newest launch only
+/// once the site has been quiet for a poll (ktrace_layout.h). The argument is read
 /// from the kernel's parameters: the site costs no register across the
 /// kernel.
 #define KTRACE_CLOSE_SITE_(arg, leader)                                                       \
   do {                                                                                        \
     if (((arg).launch & KTRACE_ARG_SITE) && (leader))                                         \
-      asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(                           \
+      asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(                           \
                        (arg).buffer + offsetof(ktrace_site, flushed))                         \
                    : "memory");                                                               \
   } while (0)

@@ -296,6 +296,17 @@ impl KtraceArg {
 pub const ARG_SITE: u32 = 0x8000_0000;
 /// `KTRACE_SLAB_NONE`: the slab of a launch that records nothing.
 pub const SLAB_NONE: u32 = 0xffff_ffff;
+/// `KTRACE_KEEP_TRIGGERED`: a site's `triggered` when it keeps the
+/// launches the host asks for.
+pub const KEEP_TRIGGERED: u32 = 1;
+/// `KTRACE_KEEP_HELD_OPEN`: a held site's `triggered` while the host holds
+/// its window open.
+pub const KEEP_HELD_OPEN: u32 = 2;
+/// `KTRACE_KEEP_HELD_CLOSED`: a held site's `triggered` while its window is
+/// closed.
+pub const KEEP_HELD_CLOSED: u32 = 3;
+/// `KTRACE_KEEP_OPEN_END`: the `until` of a held window that is open.
+pub const KEEP_OPEN_END: u32 = 0xffff_ffff;
 /// Bytes of a site (`sizeof(ktrace_site)`).
 pub const SITE_BYTES: usize = size_of::<Site>();
 

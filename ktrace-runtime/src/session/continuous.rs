@@ -19,7 +19,7 @@ use cudarc::driver::{result as cu, CudaSlice, CudaStream, DevicePtr};
 use crate::error::{Error, Result};
 use crate::format::capture::{DeviceInfo, HostStep, LaunchCapture, SiteRecord};
 use crate::format::clock_sync::ClockSync;
-use crate::format::layout::{KtraceArg, Site, ARG_SITE};
+use crate::format::layout::{KtraceArg, Site, ARG_SITE, KEEP_HELD_CLOSED, KEEP_HELD_OPEN};
 use crate::format::regions::Regions;
 use crate::format::shape::{BlockSampling, LaunchShape, WarpSampling};
 use crate::format::site::{initial_site, ring_slabs, site_bytes, site_head_bytes, Keep, SiteRead};
@@ -38,6 +38,11 @@ use super::device::{device_info, driver};
 /// The arena's size unless asked otherwise: 1 GiB.
 pub const DEFAULT_ARENA_BYTES: u64 = 1 << 30;
 
+/// The shortest drain poll: the time a site's newest launch's stores are
+/// given to land after its warps have counted themselves (their count is
+/// relaxed, so it can arrive before their stores).
+pub const MIN_POLL: Duration = Duration::from_micros(50);
+
 /// What a continuous session is asked for.
 #[derive(Clone, Debug)]
 pub struct ContinuousConfig {
@@ -47,7 +52,11 @@ pub struct ContinuousConfig {
     /// The capture file, written as the program runs. Default
     /// `ktrace-stream.ktrace`.
     pub capture: PathBuf,
-    /// How often the drain thread looks for completed launches.
+    /// How often the drain thread looks for completed launches; at least
+    /// [`MIN_POLL`] (a shorter one is taken as that). A site's newest
+    /// launch, which no later launch has followed yet, is drained once
+    /// two reads a poll apart agree: the poll is how long its warps' last
+    /// stores have had to land (see `docs/continuous.md`).
     pub poll: Duration,
     /// How often the GPU's clock is measured against the host's.
     pub clock_sync_every: Duration,
@@ -134,6 +143,8 @@ struct SiteSlot {
     drained: u32,
     /// Launches asked for with `capture_next` (the host's `triggers_asked`).
     asked: u32,
+    /// A held site's window as the host last set it (its `triggered`).
+    held: u32,
     /// The site as the drain read it last.
     last: SiteRead,
     /// Launches drained and written.
@@ -141,6 +152,44 @@ struct SiteSlot {
     /// Kept launches that found the ring full.
     dropped: u64,
     durations: Histogram,
+}
+
+impl SiteSlot {
+    /// Opens (`open`) or closes a held site's window, if it is not so
+    /// already: writes its `triggered` in `stream`'s order.
+    fn hold(&mut self, open: bool, stream: &CudaStream) -> Result<()> {
+        let want = if open {
+            KEEP_HELD_OPEN
+        } else {
+            KEEP_HELD_CLOSED
+        };
+        if self.held == want {
+            return Ok(());
+        }
+        let at = self.addr + std::mem::offset_of!(Site, triggered) as u64;
+        // SAFETY: inside the arena; the device only reads `triggered`.
+        unsafe {
+            cu::memcpy_htod_async(at, &want.to_le_bytes(), stream.cu_stream())
+                .map_err(driver("opening or closing a held window"))?;
+        }
+        self.held = want;
+        Ok(())
+    }
+}
+
+/// Opens and closes the windows of the sites kept with [`Keep::Seconds`]
+/// at `elapsed` into the session, on `stream`.
+fn hold_seconds(
+    sites: &Mutex<Vec<SiteSlot>>,
+    elapsed: Duration,
+    stream: &CudaStream,
+) -> Result<()> {
+    for s in sites.lock().expect("sites").iter_mut() {
+        if let Keep::Seconds { from, until } = s.config.keep {
+            s.hold((from..until).contains(&elapsed), stream)?;
+        }
+    }
+    Ok(())
 }
 
 /// Counters the drain thread keeps, readable while the program runs.
@@ -199,6 +248,9 @@ pub struct ContinuousSession {
     writer: Option<JoinHandle<Result<()>>>,
     config: ContinuousConfig,
     started: Instant,
+    /// Whether a site is kept with [`Keep::Steps`]: `step` then opens and
+    /// closes windows.
+    steps_held: bool,
 }
 
 impl ContinuousSession {
@@ -246,6 +298,7 @@ impl ContinuousSession {
             writer: Some(writer),
             config,
             started: Instant::now(),
+            steps_held: false,
         };
         session.drain = Some(session.spawn_drain()?);
         Ok(session)
@@ -303,6 +356,7 @@ impl ContinuousSession {
         }
         let mut arg = shape.arg(addr);
         arg.launch = ARG_SITE | index;
+        self.steps_held |= matches!(config.keep, Keep::Steps { .. });
         sites.push(SiteSlot {
             config,
             shape,
@@ -311,6 +365,7 @@ impl ContinuousSession {
             head_bytes,
             drained: 0,
             asked: 0,
+            held: state.triggered,
             last: SiteRead {
                 site: state,
                 launches: 0,
@@ -325,7 +380,24 @@ impl ContinuousSession {
     /// Marks a step of the host's work, from now until the guard is
     /// dropped: it appears on the host track of the traces and selects
     /// launches with `--steps`.
+    ///
+    /// For a site kept with [`Keep::Steps`], the call whose `index` enters
+    /// or leaves the site's steps opens or closes its window, in the
+    /// session stream's order: before the launches enqueued after it.
     pub fn step(&self, name: &str, index: u64) -> StepGuard<'_> {
+        if self.steps_held {
+            let mut sites = self.sites.lock().expect("sites");
+            for s in sites.iter_mut() {
+                if let Keep::Steps { from, until } = s.config.keep {
+                    let open = (from..until).contains(&index);
+                    if let Err(e) = s.hold(open, &self.stream) {
+                        if !self.config.quiet {
+                            eprintln!("ktrace: warning: step {index}: {e}");
+                        }
+                    }
+                }
+            }
+        }
         StepGuard {
             _session: std::marker::PhantomData,
             tx: self.tx.clone(),
@@ -432,8 +504,9 @@ impl ContinuousSession {
         let counters = self.counters.clone();
         let stop = self.stop.clone();
         let tx = self.tx.clone().expect("sender");
-        let (poll, sync_every) = (self.config.poll, self.config.clock_sync_every);
+        let (poll, sync_every) = (self.config.poll.max(MIN_POLL), self.config.clock_sync_every);
         let quiet = self.config.quiet;
+        let started = self.started;
         let handle = std::thread::Builder::new()
             .name("ktrace-drain".into())
             .spawn(move || -> Result<()> {
@@ -459,6 +532,7 @@ impl ContinuousSession {
                         }
                         last_sync = Some(Instant::now());
                     }
+                    hold_seconds(&sites, started.elapsed(), &drainer.stream)?;
                     drainer.round(&sites)?;
                     if stopping {
                         // The device has finished: rounds until every

@@ -1,0 +1,372 @@
+use super::*;
+use crate::format::layout::{FLUSH_MAGIC, OPEN_MAGIC};
+use crate::format::shape::{BlockSampling, WarpSampling};
+
+/// Runs one launch of every slot at `s`, every warp opening before any
+/// flushes, in the order `order` gives (the order does not matter to
+/// the site); each recording warp flushes. Returns the launch and the
+/// slab its warps wrote.
+fn launch_in(s: &mut SiteModel, order: &[usize]) -> (u32, Option<u32>) {
+    let opens: Vec<(u32, Option<u32>)> = order.iter().map(|&w| s.open(w)).collect();
+    for o in &opens {
+        assert_eq!(o, &opens[0], "the warps of a launch agree");
+        if o.1.is_some() {
+            s.flush();
+        }
+    }
+    opens[0]
+}
+
+fn launch(s: &mut SiteModel) -> (u32, Option<u32>) {
+    let order: Vec<usize> = (0..s.counters.len()).collect();
+    launch_in(s, &order)
+}
+
+/// The kept launches complete after two reads that agree.
+fn settled(s: &SiteModel) -> u32 {
+    complete_kept(Some(&s.read()), &s.read())
+}
+
+#[test]
+fn tickets_name_the_launch_and_every_nth_keeps_those_in_order() {
+    let mut s = SiteModel::new(3, 4, Keep::Every(3));
+    let mut kept = Vec::new();
+    for i in 0..30 {
+        // Slot 0 opens first, last or in the middle.
+        let order = [[0, 1, 2], [2, 1, 0], [1, 0, 2]][i as usize % 3];
+        let (n, slab) = launch_in(&mut s, &order);
+        assert_eq!(n, i);
+        if let Some(slab) = slab {
+            kept.push((n, slab));
+        }
+        // The host drains everything between launches.
+        s.site.drained = settled(&s);
+    }
+    let launches: Vec<u32> = kept.iter().map(|k| k.0).collect();
+    assert_eq!(launches, (0..30).step_by(3).collect::<Vec<_>>());
+    let slabs: Vec<u32> = kept.iter().map(|k| k.1).collect();
+    assert_eq!(slabs, [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]);
+    assert_eq!(
+        (s.read().launches, s.site.drained, s.site.dropped),
+        (30, 10, 0)
+    );
+    assert_eq!(s.counters, [30, 30, 30]);
+}
+
+#[test]
+fn a_full_ring_drops_new_launches_and_counts_them() {
+    let mut s = SiteModel::new(2, 4, Keep::All);
+    let slabs: Vec<Option<u32>> = (0..10).map(|_| launch(&mut s).1).collect();
+    assert_eq!(&slabs[..4], [Some(0), Some(1), Some(2), Some(3)]);
+    assert!(slabs[4..].iter().all(Option::is_none));
+    // Six launches of two warps each found their slab waiting.
+    assert_eq!(s.site.dropped, 12);
+    let complete = settled(&s);
+    assert_eq!(complete, 10);
+    let plan = drain_plan(s.site.slab_count, s.site.drained, complete, 64, |_| true).unwrap();
+    assert_eq!(
+        plan,
+        DrainPlan {
+            copy: vec![0, 1, 2, 3],
+            dropped: 6,
+            drained: 10
+        }
+    );
+    s.site.drained = plan.drained;
+    assert_eq!(launch(&mut s), (10, Some(2)));
+}
+
+#[test]
+fn a_round_copies_at_most_what_its_memory_holds() {
+    let all = |_| true;
+    let plan = drain_plan(8, 6, 12, 4, all).unwrap();
+    assert_eq!(
+        plan,
+        DrainPlan {
+            copy: vec![6, 7, 0, 1],
+            dropped: 0,
+            drained: 10
+        }
+    );
+    // Nothing waiting, or a count behind `drained` (a stale read).
+    assert_eq!(drain_plan(8, 6, 6, 4, all).unwrap().copy, Vec::<u32>::new());
+    assert_eq!(drain_plan(8, 6, 5, 4, all).unwrap().drained, 6);
+    assert!(drain_plan(6, 0, 3, 4, all).is_err());
+}
+
+#[test]
+fn far_behind_the_device_a_round_skips_what_was_dropped() {
+    // Launches 0-3 fill a ring of 4; everything after was dropped while
+    // the drain copied one slab a round.
+    let holds = [true, true, true, true];
+    let plan = drain_plan(4, 0, 100, 1, |s| holds[s as usize]).unwrap();
+    assert_eq!((plan.copy, plan.dropped, plan.drained), (vec![0], 0, 1));
+    // Slabs 0-2 drained since, still holding those launches: slab 3,
+    // then the ring is through and launches 4..200 were dropped.
+    let holds = [false, false, false, true];
+    let plan = drain_plan(4, 3, 200, 1, |s| holds[s as usize]).unwrap();
+    assert_eq!((plan.copy, plan.dropped, plan.drained), (vec![3], 196, 200));
+    // Two slabs still hold their drained launches: dropped, skipped.
+    let holds = [false, true, false, true];
+    let plan = drain_plan(4, 8, 12, 1, |s| holds[s as usize]).unwrap();
+    assert_eq!((plan.copy, plan.dropped, plan.drained), (vec![1], 2, 11));
+    let plan = drain_plan(4, 11, 12, 8, |s| holds[s as usize]).unwrap();
+    assert_eq!((plan.copy, plan.dropped, plan.drained), (vec![3], 0, 12));
+}
+
+#[test]
+fn a_ring_is_a_power_of_two_that_fits() {
+    assert_eq!(ring_slabs(0, 1 << 30, 256, 17 << 10), Ok(1024));
+    // 33.3 MB slabs in 2 GiB: 30 fit in half of it, so 16.
+    assert_eq!(ring_slabs(0, 2 << 30, 256, 34_930_688), Ok(16));
+    assert_eq!(ring_slabs(0, 100, 256, 1000), Ok(0));
+    assert_eq!(ring_slabs(64, 0, 0, 1), Ok(64));
+    assert!(ring_slabs(48, 1 << 30, 256, 1000).is_err());
+}
+
+#[test]
+fn a_window_keeps_its_launches() {
+    let w = Keep::Window {
+        from: 5,
+        until: 9,
+        every: 2,
+    };
+    let kept: Vec<u32> = (0..20).filter(|&e| w.keeps(e)).collect();
+    assert_eq!(kept, [5, 7]);
+    assert_eq!(kept_before(&w.rule(), 5), 0);
+    assert_eq!(kept_before(&w.rule(), 6), 1);
+    assert_eq!(kept_before(&w.rule(), 20), 2);
+    let mut s = SiteModel::new(1, 4, w);
+    let recorded: Vec<(u32, u32)> = (0..20)
+        .filter_map(|_| {
+            let (n, slab) = launch(&mut s);
+            slab.map(|k| (n, k))
+        })
+        .collect();
+    assert_eq!(recorded, [(5, 0), (7, 1)]);
+    assert_eq!(settled(&s), 2);
+}
+
+#[test]
+fn triggers_keep_the_launches_after_the_next_one_opens() {
+    let mut s = SiteModel::new(2, 8, Keep::Triggered);
+    assert_eq!(launch(&mut s), (0, None));
+    // Asked while launch 0 ran: launch 1's slot 0 grants launches 2
+    // and 3.
+    s.site.triggers_asked = 2;
+    assert_eq!(launch(&mut s), (1, None));
+    assert_eq!(launch(&mut s), (2, Some(0)));
+    // Asked again before the window's last launch: launch 3 grants one
+    // more from launch 4.
+    s.site.triggers_asked = 3;
+    assert_eq!(launch(&mut s), (3, Some(1)));
+    assert_eq!(launch(&mut s), (4, Some(2)));
+    assert_eq!(launch(&mut s), (5, None));
+    s.site.triggers_asked = 4;
+    assert_eq!(launch(&mut s), (6, None));
+    assert_eq!(launch(&mut s), (7, Some(3)));
+    assert_eq!(launch(&mut s), (8, None));
+    assert_eq!(settled(&s), 4);
+    assert_eq!(s.site.dropped, 0);
+}
+
+#[test]
+fn a_request_during_a_long_window_extends_it() {
+    let mut s = SiteModel::new(1, 8, Keep::Triggered);
+    s.site.triggers_asked = 3;
+    assert_eq!(launch(&mut s), (0, None));
+    assert_eq!(launch(&mut s), (1, Some(0)));
+    // Asked while launches 2 and 3 are still to come: the window grows.
+    s.site.triggers_asked = 4;
+    let kept: Vec<Option<u32>> = (0..5).map(|_| launch(&mut s).1).collect();
+    assert_eq!(kept, [Some(1), Some(2), Some(3), None, None]);
+}
+
+#[test]
+fn the_newest_kept_launch_completes_only_when_nothing_moves() {
+    let mut s = SiteModel::new(2, 8, Keep::All);
+    launch(&mut s);
+    launch(&mut s);
+    // Launch 2: slot 0 opened; launches 0 and 1 have ended.
+    assert_eq!(s.open(0), (2, Some(2)));
+    assert_eq!((s.site.done_launch, s.site.done_kept), (2, 2));
+    assert_eq!(settled(&s), 2);
+    // The other warp opens and both flush: all three are complete, but
+    // only once two reads agree.
+    s.open(1);
+    s.flush();
+    s.flush();
+    let before = s.read();
+    assert_eq!(complete_kept(None, &s.read()), 2);
+    assert_eq!(complete_kept(Some(&before), &s.read()), 3);
+    // Slot 1 opened launch 3 before slot 0: launch 3 is not complete.
+    s.open(1);
+    assert_eq!(settled(&s), 3);
+    // A launch that keeps nothing completes nothing new.
+    let mut t = SiteModel::new(
+        1,
+        8,
+        Keep::Window {
+            from: 0,
+            until: 1,
+            every: 1,
+        },
+    );
+    launch(&mut t);
+    launch(&mut t);
+    assert_eq!(settled(&t), 1);
+}
+
+#[test]
+fn a_held_window_keeps_the_launches_between_its_open_and_its_close() {
+    // The host opens the window before launch 3, closes it before launch
+    // 7 and opens it again before launch 9: launches 3..7 and 9..11 are
+    // kept, numbered on from one window to the next, and every warp of a
+    // launch agrees whether slot 0 opens first, last or in the middle.
+    let mut s = SiteModel::new(3, 16, Keep::Steps { from: 0, until: 0 });
+    assert_eq!(s.site.triggered, KEEP_HELD_CLOSED);
+    let mut kept = Vec::new();
+    for i in 0..11u32 {
+        match i {
+            3 | 9 => s.site.triggered = KEEP_HELD_OPEN,
+            7 => s.site.triggered = KEEP_HELD_CLOSED,
+            _ => {}
+        }
+        let order = [[0, 1, 2], [2, 1, 0], [1, 0, 2]][i as usize % 3];
+        let (n, slab) = launch_in(&mut s, &order);
+        assert_eq!(n, i);
+        if let Some(slab) = slab {
+            kept.push((n, slab));
+        }
+    }
+    assert_eq!(
+        kept,
+        [(3, 0), (4, 1), (5, 2), (6, 3), (9, 4), (10, 5)],
+        "kept launches and their slabs"
+    );
+    // The open window ends at the site's last launch: all six complete
+    // once nothing moves, and slot 0 counted them as it went.
+    assert_eq!(settled(&s), 6);
+    assert_eq!((s.site.done_launch, s.site.done_kept), (10, 5));
+    assert_eq!(s.site.dropped, 0);
+}
+
+#[test]
+fn a_held_rule_opens_at_the_launch_that_sees_it_and_closes_before_it() {
+    let closed = SiteKeep {
+        from: 3,
+        until: 7,
+        base: 2,
+        every: 1,
+    };
+    let open = held_rule(&closed, KEEP_HELD_OPEN, 9).expect("opens");
+    assert_eq!(
+        open,
+        SiteKeep {
+            from: 9,
+            until: KEEP_OPEN_END,
+            base: 6,
+            every: 1
+        }
+    );
+    assert_eq!(kept_number(&open, 9), Some(6));
+    // Already open: an open changes nothing; a close ends it before n.
+    assert_eq!(held_rule(&open, KEEP_HELD_OPEN, 12), None);
+    let shut = held_rule(&open, KEEP_HELD_CLOSED, 12).expect("closes");
+    assert_eq!((shut.from, shut.until, shut.base), (9, 12, 6));
+    assert_eq!(kept_before(&shut, 20), 9);
+    assert_eq!(held_rule(&shut, KEEP_HELD_CLOSED, 13), None);
+    // Not a held site: the rule stays.
+    assert_eq!(held_rule(&closed, KEEP_TRIGGERED, 9), None);
+    assert_eq!(held_rule(&closed, 0, 9), None);
+}
+
+#[test]
+fn a_site_reads_back_from_its_bytes() {
+    let mut s = SiteModel::new(3, 16, Keep::Every(2));
+    launch(&mut s);
+    let mut b = [0u8; SiteRead::BYTES];
+    b[..SITE_BYTES].copy_from_slice(&s.site.to_bytes());
+    b[SITE_BYTES..].copy_from_slice(&s.counters[0].to_le_bytes());
+    assert_eq!(SiteRead::from_bytes(&b), s.read());
+    assert_eq!(site_head_bytes(3), 256);
+    assert_eq!(site_head_bytes(33), 128 + 256);
+}
+
+fn shape() -> LaunchShape {
+    LaunchShape::new(
+        [2, 1, 1],
+        [64, 1, 1],
+        32,
+        &WarpSampling::All,
+        BlockSampling::All,
+    )
+    .unwrap()
+}
+
+fn put_slot(raw: &mut [u8], shape: &LaunchShape, i: usize, launch: u32, grid: u64) {
+    let m = SlotMeta {
+        init_globaltimer: 1000 + i as u64,
+        final_globaltimer: 2000 + i as u64,
+        open_magic: OPEN_MAGIC,
+        flush_magic: FLUSH_MAGIC,
+        block_linear: (i / 2) as u32,
+        warp: (i % 2) as u16,
+        launch,
+        grid_id: grid,
+        ..SlotMeta::default()
+    };
+    let at = i * shape.slot_bytes() as usize;
+    raw[at..at + META_BYTES].copy_from_slice(&m.to_bytes());
+}
+
+#[test]
+fn a_slab_becomes_a_launch_and_older_slots_are_cleared() {
+    let s = shape();
+    let mut raw = vec![0u8; s.buffer_bytes().unwrap() as usize];
+    for i in 0..3 {
+        put_slot(&mut raw, &s, i, 7, 42);
+    }
+    put_slot(&mut raw, &s, 3, 3, 40); // an older launch of the ring
+    let (l, r) = slab_launch(raw.clone(), &s, 2, 11, "gemm", Some(3)).unwrap();
+    let l = l.expect("a launch");
+    assert_eq!(
+        l.origin,
+        Some(LaunchOrigin {
+            site: 2,
+            epoch: 7,
+            grid_id: 42
+        })
+    );
+    assert_eq!((l.shape.launch, l.kernel.as_str()), (11, "gemm"));
+    assert_eq!(
+        r,
+        SlabReport {
+            stale_slots: 1,
+            extra_grids: 0
+        }
+    );
+    let b = l.buffer().unwrap();
+    assert_eq!(b.slots().filter(|s| s.meta().is_opened()).count(), 3);
+    // Drained before as launch 7: a dropped launch left it as it was.
+    let (none, r) = slab_launch(raw, &s, 2, 12, "gemm", Some(7)).unwrap();
+    assert!(none.is_none());
+    assert_eq!(r.stale_slots, 0);
+    assert_eq!(
+        gpu_span(&b),
+        Some(GpuSpan {
+            begin_ns: 1000,
+            end_ns: 2002
+        })
+    );
+}
+
+#[test]
+fn overlapping_launches_in_one_slab_are_reported() {
+    let s = shape();
+    let mut raw = vec![0u8; s.buffer_bytes().unwrap() as usize];
+    put_slot(&mut raw, &s, 0, 7, 42);
+    put_slot(&mut raw, &s, 1, 7, 43);
+    let (_, r) = slab_launch(raw, &s, 0, 0, "k", None).unwrap();
+    assert_eq!(r.extra_grids, 1);
+}
