@@ -23,7 +23,13 @@
 //!   session's stream, `capture_next` asked before launches 50, 150, 250
 //!   and 251 (5, 5, 5 and 3 more): the launch each request reaches grants
 //!   the launches after it, and a request while a window runs extends it,
-//!   so exactly launches 51-55, 151-155 and 251-258 must be kept.
+//!   so exactly launches 51-55, 151-155 and 251-258 must be kept;
+//! - `windows`: held windows. A site kept with `Keep::Steps { from: 100,
+//!   until: 120 }`, 400 steps enqueued without waiting (the host runs far
+//!   ahead of the device): exactly the launches of steps 100-119 must be
+//!   kept. Then a site kept with `Keep::Seconds` from 1.0 s to 1.3 s of the
+//!   session, one step every 2 ms until 1.6 s: every step that ran well
+//!   inside the window kept, none well outside it, the kept ones in a row.
 //!
 //! Prints replays, their median time, launches traced, entries drained per
 //! second, dropped launches, the host's peak memory, the arena and each
@@ -196,6 +202,9 @@ fn main() -> Result<(), Error> {
     }
     if mode == "ceiling" {
         return ceiling(&stream, seconds);
+    }
+    if mode == "windows" {
+        return windows(&stream);
     }
     if mode == "triggers" {
         return triggers(&stream);
@@ -568,6 +577,118 @@ fn triggers(stream: &Arc<CudaStream>) -> Result<(), Error> {
         fail(&format!("triggered launches: expected {expected:?}"));
     }
     println!("triggers: ok");
+    Ok(())
+}
+
+/// The launches of site `site` kept in `capture`, in order.
+fn kept_launches(capture: &Capture, site: u32) -> Vec<u32> {
+    let mut kept: Vec<u32> = capture
+        .launches
+        .iter()
+        .filter_map(|l| l.origin.filter(|o| o.site == site).map(|o| o.epoch))
+        .collect();
+    kept.sort_unstable();
+    kept
+}
+
+/// The `windows` mode (see the module docs).
+fn windows(stream: &Arc<CudaStream>) -> Result<(), Error> {
+    let module = ktrace_runtime::load_module_variant(stream.context(), &kernels::SERVING, true)?;
+    let bump = module.load_function("bump")?;
+    let probe = module.load_function("launch_probe")?;
+    let path = std::env::var("KTRACE_CAPTURE").unwrap_or_else(|_| "serving_windows.ktrace".into());
+    let config = ContinuousConfig {
+        capture: path.clone().into(),
+        arena_bytes: 64 << 20,
+        ..ContinuousConfig::default()
+    };
+    let mut session = ContinuousSession::new(stream, config, REGIONS)?;
+    let started = Instant::now();
+    let (window_from, window_until) = (Duration::from_millis(1000), Duration::from_millis(1300));
+    let mut arg = Vec::new();
+    for (name, keep) in [
+        ("probe_steps", Keep::Steps { from: 100, until: 120 }),
+        (
+            "probe_seconds",
+            Keep::Seconds {
+                from: window_from,
+                until: window_until,
+            },
+        ),
+    ] {
+        let mut c = SiteConfig::new(name, (8, 1, 1), (128, 1, 1));
+        c.cap = 32;
+        c.slabs = 64;
+        c.keep = keep;
+        arg.push(session.site(c)?.arg());
+    }
+    // One launch count a site: each probe records the count its bump set.
+    let mut counters = [stream.alloc_zeros::<u32>(1)?, stream.alloc_zeros::<u32>(1)?];
+    let mut sink = stream.alloc_zeros::<u32>(1)?;
+    let mut step = |site: usize, spin: i32| -> Result<(), Error> {
+        let mut l = stream.launch_builder(&bump);
+        l.arg(&mut counters[site]);
+        unsafe { l.launch(cfg_threads(1, 32)) }?;
+        let mut l = stream.launch_builder(&probe);
+        l.arg(&counters[site]).arg(&spin).arg(&mut sink).arg(&arg[site]);
+        unsafe { l.launch(cfg_threads(8, 128)) }?;
+        Ok(())
+    };
+    for i in 0..400u64 {
+        let _s = session.step("steps", i);
+        step(0, 200_000)?;
+    }
+    stream.synchronize()?;
+    let steps_done = started.elapsed();
+    // (begin, end) of each step of the seconds site, from the session's start.
+    let mut times = Vec::new();
+    let mut i = 400u64;
+    while started.elapsed() < Duration::from_millis(1600) {
+        let _s = session.step("seconds", i);
+        let begin = started.elapsed();
+        step(1, 2000)?;
+        stream.synchronize()?;
+        times.push((begin, started.elapsed()));
+        // A loop with room between its steps: a few hundred launches.
+        std::thread::sleep(Duration::from_millis(2));
+        i += 1;
+    }
+    let report = session.finish()?;
+    let capture = Capture::read(&path)?;
+    let (_, wrong) = launch_counts_read(&capture)?;
+    let by_steps = kept_launches(&capture, 0);
+    let by_seconds = kept_launches(&capture, 1);
+    println!(
+        "windows: steps site: 400 launches in {:.0} ms, kept {by_steps:?}; {wrong} records of \
+         another launch; dropped {}",
+        steps_done.as_secs_f64() * 1e3,
+        report.sites[0].dropped
+    );
+    if by_steps != (100..120).collect::<Vec<u32>>() || wrong > 0 {
+        fail("steps window: expected the launches of steps 100..120");
+    }
+    // Launch k of the seconds site ran in step times[k].
+    let margin = Duration::from_millis(5);
+    let inside = |k: usize| times[k].0 >= window_from + margin && times[k].1 + margin <= window_until;
+    let outside = |k: usize| times[k].1 + margin <= window_from || times[k].0 >= window_until + margin;
+    let kept: std::collections::BTreeSet<usize> = by_seconds.iter().map(|&k| k as usize).collect();
+    let missed = (0..times.len()).filter(|&k| inside(k) && !kept.contains(&k)).count();
+    let extra = kept.iter().filter(|&&k| k >= times.len() || outside(k)).count();
+    let in_a_row = by_seconds.windows(2).all(|w| w[1] == w[0] + 1);
+    let span = |k: Option<&u32>| k.map_or(0.0, |&k| times[k as usize].0.as_secs_f64() * 1e3);
+    println!(
+        "windows: seconds site: {} launches, {} kept from {:.2} ms to {:.2} ms (window 1000 to \
+         1300 ms); {missed} missed inside, {extra} kept outside (5 ms margin); dropped {}",
+        times.len(),
+        by_seconds.len(),
+        span(by_seconds.first()),
+        span(by_seconds.last()),
+        report.sites[1].dropped
+    );
+    if missed > 0 || extra > 0 || !in_a_row || by_seconds.is_empty() {
+        fail("seconds window: the kept launches are not the window's");
+    }
+    println!("windows: ok");
     Ok(())
 }
 
