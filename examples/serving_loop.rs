@@ -607,7 +607,13 @@ fn windows(stream: &Arc<CudaStream>) -> Result<(), Error> {
     let (window_from, window_until) = (Duration::from_millis(1000), Duration::from_millis(1300));
     let mut arg = Vec::new();
     for (name, keep) in [
-        ("probe_steps", Keep::Steps { from: 100, until: 120 }),
+        (
+            "probe_steps",
+            Keep::Steps {
+                from: 100,
+                until: 120,
+            },
+        ),
         (
             "probe_seconds",
             Keep::Seconds {
@@ -630,7 +636,10 @@ fn windows(stream: &Arc<CudaStream>) -> Result<(), Error> {
         l.arg(&mut counters[site]);
         unsafe { l.launch(cfg_threads(1, 32)) }?;
         let mut l = stream.launch_builder(&probe);
-        l.arg(&counters[site]).arg(&spin).arg(&mut sink).arg(&arg[site]);
+        l.arg(&counters[site])
+            .arg(&spin)
+            .arg(&mut sink)
+            .arg(&arg[site]);
         unsafe { l.launch(cfg_threads(8, 128)) }?;
         Ok(())
     };
@@ -669,11 +678,18 @@ fn windows(stream: &Arc<CudaStream>) -> Result<(), Error> {
     }
     // Launch k of the seconds site ran in step times[k].
     let margin = Duration::from_millis(5);
-    let inside = |k: usize| times[k].0 >= window_from + margin && times[k].1 + margin <= window_until;
-    let outside = |k: usize| times[k].1 + margin <= window_from || times[k].0 >= window_until + margin;
+    let inside =
+        |k: usize| times[k].0 >= window_from + margin && times[k].1 + margin <= window_until;
+    let outside =
+        |k: usize| times[k].1 + margin <= window_from || times[k].0 >= window_until + margin;
     let kept: std::collections::BTreeSet<usize> = by_seconds.iter().map(|&k| k as usize).collect();
-    let missed = (0..times.len()).filter(|&k| inside(k) && !kept.contains(&k)).count();
-    let extra = kept.iter().filter(|&&k| k >= times.len() || outside(k)).count();
+    let missed = (0..times.len())
+        .filter(|&k| inside(k) && !kept.contains(&k))
+        .count();
+    let extra = kept
+        .iter()
+        .filter(|&&k| k >= times.len() || outside(k))
+        .count();
     let in_a_row = by_seconds.windows(2).all(|w| w[1] == w[0] + 1);
     let span = |k: Option<&u32>| k.map_or(0.0, |&k| times[k as usize].0.as_secs_f64() * 1e3);
     println!(

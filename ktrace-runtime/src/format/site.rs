@@ -42,10 +42,10 @@ pub enum Keep {
     /// None, except those asked for with `capture_next`.
     Triggered,
     /// The launches of host steps `from..until`: the session opens the
-    /// window when `step` is called with index `from` and closes it when
-    /// it is called with index `until`, each in the order of the session's
-    /// stream (exact for launches on that stream: those enqueued after the
-    /// first call and before the second).
+    /// window at the first `step` whose index is in `from..until` and
+    /// closes it at the next step outside it, each in the order of the
+    /// session's stream (exact for launches on that stream: those enqueued
+    /// in the steps of the window).
     Steps {
         /// The index of the first step kept.
         from: u64,
