@@ -29,11 +29,20 @@ extern "C" __global__ void __launch_bounds__(256)
   float4 acc[SERVE_M];
 #pragma unroll
   for (int m = 0; m < SERVE_M; ++m) acc[m] = make_float4(0.f, 0.f, 0.f, 0.f);
-  const int chunk = 64;
-  for (int k0 = k_begin; k0 < k_begin + rows; k0 += chunk) {
+  // Chunks of 64 rows, each one region, not unrolled into each other: so
+  // that the untraced build has the traced build's loop. Written as one
+  // loop over k with the chunks' bounds, the markers' asm kept the chunks
+  // apart only in the traced build; without it nvcc fused them into one
+  // loop of 8 rows and a remainder, with fewer loads in flight, and the
+  // untraced build ran the serving loop's step 24% slower than the traced
+  // build with tracing off (66.4 against 53.5 us on the H200).
+  constexpr int kChunk = 64;
+#pragma unroll 1
+  for (int k0 = k_begin; k0 < k_begin + rows; k0 += kChunk) {
     KTRACE_B("stream_w");
 #pragma unroll 8
-    for (int k = k0; k < k0 + chunk; ++k) {
+    for (int kk = 0; kk < kChunk; ++kk) {
+      const int k = k0 + kk;
       const float4 wv = __ldg(&w[(size_t)k * N4 + n4]);
 #pragma unroll
       for (int m = 0; m < SERVE_M; ++m) {

@@ -182,18 +182,23 @@ __device__ __noinline__ uint64_t site_open(uint64_t site, uint32_t slot, bool ta
                  : "l"(site + sizeof(ktrace_site) + 4ull * slot)
                  : "memory");
     // Weak loads: what the previous launch wrote is visible to this one,
-    // and a late `drained` only drops a launch. All of them go out with
-    // the ticket, so the warp waits for one round trip to the site's line:
-    // the keep rule, then the ring's state and the triggers (slot 0 reads
-    // those; the other warps get them from the same line for nothing).
-    uint32_t from, until, base, every, slab_count, drained, asked, triggered;
+    // and a late `drained` only drops a launch. They go out with the
+    // ticket, so the warp waits for one round trip to the site's line: the
+    // keep rule, the ring's state and `triggered` (not `triggers_asked`,
+    // which only slot 0 of a triggered site needs: one register fewer in
+    // every traced kernel).
+    uint32_t from, until, base, every, slab_count, drained, triggered;
     asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(from), "=r"(until), "=r"(base), "=r"(every)
                  : "l"(site + offsetof(ktrace_site, keep))
                  : "memory");
-    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(slab_count), "=r"(drained), "=r"(asked), "=r"(triggered)
+    asm volatile("ld.global.v2.u32 {%0, %1}, [%2];"
+                 : "=r"(slab_count), "=r"(drained)
                  : "l"(site + offsetof(ktrace_site, slab_count))
+                 : "memory");
+    asm volatile("ld.global.u32 %0, [%1];"
+                 : "=r"(triggered)
+                 : "l"(site + offsetof(ktrace_site, triggered))
                  : "memory");
     // A held site (the host opens and closes its window between
     // launches): launch n applies an open or a close the host asked for to
@@ -233,23 +238,30 @@ __device__ __noinline__ uint64_t site_open(uint64_t site, uint32_t slot, bool ta
                          site + offsetof(ktrace_site, keep)),
                      "r"(from), "r"(until), "r"(base), "r"(every)
                      : "memory");
-      } else if (triggered == KTRACE_KEEP_TRIGGERED && asked != granted) {
-        // More launches asked for. A window that still holds launch n or a
-        // later one grows; one that ended makes way for a new one from
-        // n + 1. Either way launch n keeps its place, so warps of this
-        // launch that read the rule after this store agree with those
-        // that read it before.
-        const uint32_t more = asked - granted;
-        uint32_t nf = from, nu = until + more, nb = base;
-        if (until <= n) {
-          nf = n + 1u;
-          nu = n + 1u + more;
-          nb = granted;
-        }
-        asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(
-                         site + offsetof(ktrace_site, keep)),
-                     "r"(nf), "r"(nu), "r"(nb), "r"(1u)
+      } else if (triggered == KTRACE_KEEP_TRIGGERED) {
+        uint32_t asked;
+        asm volatile("ld.global.u32 %0, [%1];"
+                     : "=r"(asked)
+                     : "l"(site + offsetof(ktrace_site, triggers_asked))
                      : "memory");
+        if (asked != granted) {
+          // More launches asked for. A window that still holds launch n or
+          // a later one grows; one that ended makes way for a new one from
+          // n + 1. Either way launch n keeps its place, so warps of this
+          // launch that read the rule after this store agree with those
+          // that read it before.
+          const uint32_t more = asked - granted;
+          uint32_t nf = from, nu = until + more, nb = base;
+          if (until <= n) {
+            nf = n + 1u;
+            nu = n + 1u + more;
+            nb = granted;
+          }
+          asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(
+                           site + offsetof(ktrace_site, keep)),
+                       "r"(nf), "r"(nu), "r"(nb), "r"(1u)
+                       : "memory");
+        }
       }
     }
     uint32_t slab = KTRACE_SLAB_NONE;
