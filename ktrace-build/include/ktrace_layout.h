@@ -152,7 +152,7 @@ typedef struct ktrace_keep {
  * is the warp's launch n (each slot is opened once per launch, and the
  * site's launches cannot overlap, so every warp of a launch reads the same
  * n, with no help from the host and no two warps on one address). With the
- * same wait it reads `keep` and the ring's state, and records into slab
+ * same wait it reads `keep`, the ring's state and `triggered`, and records into slab
  * (kept number) % slab_count if launch n is kept and that slab is drained
  * (kept number - drained < slab_count); a kept launch whose slab still
  * waits is dropped by that warp, which adds 1 to `dropped`. Its slot's
@@ -178,7 +178,8 @@ typedef struct ktrace_site {
   uint32_t warps;          /*   8: sampled warps per launch (host)         */
   uint32_t reserved0;      /*  12: zero                                    */
   ktrace_keep keep;        /*  16: the keep rule (host before the first
-                            *       launch; a triggered site's slot 0)     */
+                            *       launch; slot 0 of a triggered or
+                            *       held site)                             */
   uint32_t reserved1[4];   /*  32: zero                                    */
   uint32_t slab_count;     /*  48: slabs in the ring, a power of two (host) */
   uint32_t drained;        /*  52: kept launches copied out (host)         */
