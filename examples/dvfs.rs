@@ -11,12 +11,16 @@
 //! `KTRACE=1 cargo run --release --example dvfs [-- --quiet] [--markers N] [--blocks B]`
 //!
 //! `--quiet`: no load (no tensor-core warps, no GEMM): the clock stays put.
+//! `--shared`: the kernel built with `KTRACE_ANCHORS_BLOCK` and its timeline
+//! warp moved to warp 1 (variant `dvfs_shared`), warps 0 and 1 traced: the
+//! timeline warp records no anchors, and its times go through those that
+//! warp 0 (a load warp, the block's anchor warp) records on the same SM.
 //! Writes `dvfs.ktrace` (the capture) and `dvfs_truth.bin` (the truth,
 //! see `ktrace_examples::truth`) beside the trace.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ktrace_examples::gemm::{load_gemm, Problem};
-use ktrace_examples::truth::{compare, Truth};
+use ktrace_examples::truth::{compare_timeline, Truth};
 use ktrace_examples::{announce, fail, gpu, kernels, sm_count, trace_config, Rng, REGIONS};
 use ktrace_runtime::decode::TimeModel;
 use ktrace_runtime::{
@@ -30,6 +34,8 @@ const GAP_CYCLES: (f64, f64) = (100.0, 200_000.0);
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quiet = args.iter().any(|a| a == "--quiet");
+    let shared = args.iter().any(|a| a == "--shared");
+    let timeline: u16 = if shared { 1 } else { 0 };
     let value = |flag: &str| -> Option<u32> {
         let i = args.iter().position(|a| a == flag)?;
         args.get(i + 1)?.parse().ok()
@@ -55,7 +61,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let d_gaps = stream.clone_htod(&gaps)?;
     let mut d_truth = stream.alloc_zeros::<u64>(gaps.len())?;
     let mut sink = stream.alloc_zeros::<f32>(1)?;
-    let module = ktrace_runtime::load_module(&ctx, &kernels::DVFS)?;
+    let module = ktrace_runtime::load_module(
+        &ctx,
+        if shared {
+            &kernels::DVFS_SHARED
+        } else {
+            &kernels::DVFS
+        },
+    )?;
     let f = module.load_function("dvfs")?;
     let cfg = LaunchConfig {
         grid_dim: (blocks, 1, 1),
@@ -63,9 +76,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         shared_mem_bytes: 0,
     };
     let mut tc = trace_config("dvfs", &cfg);
-    // Markers plus at most one anchor after each.
-    tc.cap = (2 * markers + 2).next_power_of_two();
-    tc.warps = WarpSampling::List(vec![0]);
+    // Markers plus at most one anchor after each; with --shared the load
+    // warp's regions too (one about every 20 us, each with an anchor).
+    tc.cap = (2 * markers + 2).next_power_of_two() * if shared { 4 } else { 1 };
+    tc.warps = WarpSampling::List(if shared { vec![0, 1] } else { vec![0] });
     let mut session = TraceSession::new(&stream, tc, REGIONS)?;
     let arg = session.arg();
 
@@ -109,7 +123,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut spans: Vec<u64> = (0..blocks as usize).map(span).collect();
     spans.sort_unstable();
     println!(
-        "dvfs: {blocks} timeline warps, {markers} markers each, {} load; warps lasted {:.2}..{:.2} ms",
+        "dvfs: {blocks} timeline warps (warp {timeline}{}), {markers} markers each, {} load; warps lasted {:.2}..{:.2} ms",
+        if shared { ", sharing warp 0's anchors" } else { "" },
         if quiet { "no" } else { "tensor-core + GEMM" },
         spans[0] as f64 / 1e6,
         spans[spans.len() - 1] as f64 / 1e6
@@ -132,7 +147,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ..DecodeOptions::default()
         };
         let decoded = decode(l.buffer()?, &opts);
-        let c = compare(&decoded, &truth).unwrap_or_else(|e| fail(&e.to_string()));
+        let c =
+            compare_timeline(&decoded, &truth, timeline).unwrap_or_else(|e| fail(&e.to_string()));
         println!(
             "{name:<12} {}   {}   {:>16.2e}",
             c.event_time, c.duration, c.long_duration_rel_p99

@@ -9,6 +9,8 @@
 //! Designs (rows), all writing the same buffer layout:
 //! - `store`: the default, one 8-byte global store per event
 //!   (`KTRACE_RECORDER_STORE`);
+//! - `storeblk`: as `store`, built with `KTRACE_ANCHORS_BLOCK` (time
+//!   anchors in the first warp of each block only);
 //! - `storena`: as `store`, built without time anchors (what the
 //!   per-event anchor test costs);
 //! - `ring`: events held in registers, one 256-byte warp store per 32;
@@ -74,8 +76,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64 / 1e6
     };
     // (name, module, per-warp ring capacity)
-    let all_designs: [(&str, KernelModule, u32); 9] = [
+    let all_designs: [(&str, KernelModule, u32); 10] = [
         ("store", kernels::RECORDER_STORE, 4096),
+        ("storeblk", kernels::RECORDER_STORE_BLOCK, 4096),
         ("storena", kernels::RECORDER_STORE_NOANCHOR, 4096),
         ("ring", kernels::RECORDER_RING, 4096),
         ("smem", kernels::RECORDER_SMEM, 4096),
@@ -194,6 +197,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     for (recorder, module, cap) in [
         ("store recorder (default)", &kernels::SGEMM_BENCH, 4096),
+        (
+            "store, anchors in 1 warp/block",
+            &kernels::SGEMM_BENCH_BLOCK,
+            4096,
+        ),
         ("store, no anchors", &kernels::SGEMM_BENCH_NOANCHOR, 4096),
         ("shared-memory recorder", &kernels::SGEMM_BENCH_SMEM, 4096),
         ("newest-64 recorder", &kernels::SGEMM_BENCH_NEWEST, 64),

@@ -109,6 +109,35 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
         "examples/bench/recorder_bench.cuh",
         &[("KTRACE_RECORDER", "0"), ("KTRACE_ANCHOR_CYCLES", "0")],
     ),
+    // The fp32 SGEMM with time anchors in one warp per block
+    // (KTRACE_ANCHORS_BLOCK), for recorder_bench.
+    (
+        "sgemm_bench_block",
+        "examples/kernels/sgemm_bench.cu",
+        &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_BLOCK")],
+    ),
+    // Recorder microbenchmark, store recorder with time anchors in one
+    // warp per block (KTRACE_ANCHORS_BLOCK).
+    (
+        "recorder_store_block",
+        "examples/bench/recorder_bench.cuh",
+        &[
+            ("KTRACE_RECORDER", "0"),
+            ("KTRACE_ANCHORS", "KTRACE_ANCHORS_BLOCK"),
+        ],
+    ),
+    // The dvfs kernel with time anchors in one warp per block and its
+    // timeline warp moved to warp 1, for `dvfs --shared`: the timeline warp
+    // is then not its block's anchor warp (warp 0, a load warp), and its
+    // times go through the anchors warp 0 records on the same SM.
+    (
+        "dvfs_shared",
+        "examples/kernels/dvfs.cu",
+        &[
+            ("KTRACE_ANCHORS", "KTRACE_ANCHORS_BLOCK"),
+            ("DVFS_TIMELINE_WARP", "1"),
+        ],
+    ),
     // The fp32 SGEMM without time anchors, for recorder_bench.
     (
         "sgemm_bench_noanchor",

@@ -6,6 +6,7 @@ use crate::format::buffer::LaunchBuffer;
 use crate::format::capture::{Capture, LaunchCapture};
 use crate::format::layout::{
     Event, EventKind, SlotMeta, FLUSH_MAGIC, LAYOUT_VERSION, META_BYTES, OPEN_MAGIC,
+    OPEN_SHARED_MAGIC,
 };
 use crate::format::shape::LaunchShape;
 
@@ -53,6 +54,9 @@ pub struct SynthWarp {
     /// From this many cycles after open, the clock runs at `ns`/`cycles` of
     /// this instead: (cycle, ns, cycles).
     pub rate_change: Option<(u64, u64, u64)>,
+    /// Opens with `KTRACE_OPEN_SHARED_MAGIC` (layout version 5): records no
+    /// anchors and shares those of its SM.
+    pub shares_anchors: bool,
 }
 
 /// A globaltimer value of the size real GPUs report.
@@ -75,7 +79,35 @@ impl SynthWarp {
             flush_at: Some(0),
             anchor_cycles: None,
             rate_change: None,
+            shares_anchors: false,
         }
+    }
+
+    /// Warp `warp` of block `block` on `other`'s SM, opened `offset` cycles
+    /// after `other` on the same clock (its open globaltimer and rates are
+    /// `other`'s at that cycle), with no events yet.
+    pub fn beside(other: &SynthWarp, block: u32, warp: u32, offset: u64) -> Self {
+        let mut w = SynthWarp::new(block, warp);
+        w.sm = other.sm;
+        w.init_clk = other.init_clk + offset;
+        w.init_gt = other.init_gt + other.ns_at(offset);
+        (w.ns, w.cycles) = (other.ns, other.cycles);
+        w.rate_change = other.rate_change.map(|(at, ns, cycles)| {
+            if at > offset {
+                (at - offset, ns, cycles)
+            } else {
+                (0, ns, cycles)
+            }
+        });
+        w
+    }
+
+    /// Shares its SM's time anchors (`KTRACE_ANCHORS_BLOCK`): opens with
+    /// `KTRACE_OPEN_SHARED_MAGIC` and records no anchors.
+    pub fn shared(mut self) -> Self {
+        self.shares_anchors = true;
+        self.anchor_cycles = None;
+        self
     }
 
     /// Records time anchors every `cycles` cycles, as the device does.
@@ -271,7 +303,11 @@ impl SynthLaunch {
             block_linear: w.block,
             warp: w.warp as u16,
             smid: w.sm,
-            open_magic: OPEN_MAGIC,
+            open_magic: if w.shares_anchors {
+                OPEN_SHARED_MAGIC
+            } else {
+                OPEN_MAGIC
+            },
             ..SlotMeta::default()
         };
         // The device records in time order; keep the given order at ties.

@@ -49,7 +49,7 @@ int main(void) {
   F(ktrace_keep, from); F(ktrace_keep, until); F(ktrace_keep, base); F(ktrace_keep, every);
   DEF(KTRACE_ARG_SITE); DEF(KTRACE_SLAB_NONE);
   DEF(KTRACE_LAYOUT_VERSION); DEF(KTRACE_EVENT_BEGIN); DEF(KTRACE_EVENT_END);
-  DEF(KTRACE_EVENT_MARK); DEF(KTRACE_OPEN_MAGIC); DEF(KTRACE_FLUSH_MAGIC);
+  DEF(KTRACE_EVENT_MARK); DEF(KTRACE_OPEN_MAGIC); DEF(KTRACE_OPEN_SHARED_MAGIC); DEF(KTRACE_FLUSH_MAGIC);
   DEF(KTRACE_REGION_UNKNOWN); DEF(KTRACE_MIN_CAP); DEF(KTRACE_MAX_CAP);
   DEF(KTRACE_EVENT_ANCHOR); DEF(KTRACE_ANCHOR_CYCLES_DEFAULT); DEF(KTRACE_EVENT_VALUE);
   return 0;
@@ -132,6 +132,10 @@ fn rust_view() -> BTreeMap<String, u64> {
     put("define KTRACE_EVENT_END", u64::from(layout::EVENT_END));
     put("define KTRACE_EVENT_MARK", u64::from(layout::EVENT_MARK));
     put("define KTRACE_OPEN_MAGIC", u64::from(layout::OPEN_MAGIC));
+    put(
+        "define KTRACE_OPEN_SHARED_MAGIC",
+        u64::from(layout::OPEN_SHARED_MAGIC),
+    );
     put("define KTRACE_FLUSH_MAGIC", u64::from(layout::FLUSH_MAGIC));
     put(
         "define KTRACE_REGION_UNKNOWN",

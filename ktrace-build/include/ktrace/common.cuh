@@ -96,6 +96,24 @@ static_assert(KTRACE_ANCHOR_CYCLES == 0 ||
               "ktrace: KTRACE_ANCHOR_CYCLES must be 0 (no anchors) or a power of two from 256 "
               "to 2^30");
 
+// Which warps record time anchors (the store recorder; the ring and
+// shared-memory recorders anchor every traced warp):
+//   KTRACE_ANCHORS_WARP (0): every traced warp, in its own ring.
+//   KTRACE_ANCHORS_BLOCK (1): only the lowest traced warp of each block;
+//     the others open with KTRACE_OPEN_SHARED_MAGIC, and their events carry
+//     no anchor test: the decoder maps their clocks through the anchors
+//     that the anchor warps on their SM recorded (%clock is one counter per
+//     SM). Cheaper per event in every other warp; times of a warp whose SM
+//     has no anchors in its lifetime go through its open and flush pairs.
+#define KTRACE_ANCHORS_WARP 0
+#define KTRACE_ANCHORS_BLOCK 1
+#ifndef KTRACE_ANCHORS
+#define KTRACE_ANCHORS KTRACE_ANCHORS_WARP
+#endif
+#if KTRACE_ANCHORS != KTRACE_ANCHORS_WARP && KTRACE_ANCHORS != KTRACE_ANCHORS_BLOCK
+#error "ktrace: KTRACE_ANCHORS must be KTRACE_ANCHORS_WARP or KTRACE_ANCHORS_BLOCK"
+#endif
+
 // PTX inside Context::record's asm block: jump to SKIP unless an anchor is
 // due, that is unless the clock `clk` is in another period of
 // KTRACE_ANCHOR_CYCLES than the last anchor's clock LAST (MASK is
@@ -157,6 +175,9 @@ static_assert(sizeof(ktrace_event) == 8 && offsetof(ktrace_event, clock) == 0 &&
 /// and the launch written to it.
 struct Open {
   bool skip;
+  /// The lowest traced warp of its block: with KTRACE_ANCHORS_BLOCK the
+  /// one warp of the block that records time anchors.
+  bool first;
   uint32_t warp;
   uint32_t block;
   uint64_t slot;
@@ -312,6 +333,7 @@ __device__ __forceinline__ Open open_slot(const ktrace_arg& arg) {
   o.skip = !((facts >> 8) & 1u);
   o.launch = arg.launch;
   o.slot = 0;
+  o.first = false;
   if (!o.skip) {
     const uint64_t slot_bytes = sizeof(ktrace_slot_meta) + (sizeof(ktrace_event) << arg.cap_log2);
     uint64_t base = arg.buffer;
@@ -324,22 +346,25 @@ __device__ __forceinline__ Open open_slot(const ktrace_arg& arg) {
     }
     // The slot again from the shuffled warp index, which the compiler
     // knows is warp-uniform.
-    const uint32_t uniform_slot =
-        block_slot * arg.warps_traced + __popc(arg.warp_mask & ((1u << o.warp) - 1u));
+    const uint32_t below = __popc(arg.warp_mask & ((1u << o.warp) - 1u));
+    o.first = below == 0u;
+    const uint32_t uniform_slot = block_slot * arg.warps_traced + below;
     o.slot = base + static_cast<uint64_t>(uniform_slot) * slot_bytes;
   }
   return o;
 }
 
 /// Writes the open half of a slot's metadata (from the lane where `leader`
-/// is set): the ids and the open magic, then the timer pair read after
+/// is set): the ids and the open magic (KTRACE_OPEN_SHARED_MAGIC for a warp
+/// that records no anchors of its own), then the timer pair read after
 /// them (the clock first, then the globaltimer: the order of every
 /// anchor); returns the pair's clock. The ids go first so that their four
 /// registers are free again before the timer pair's four are taken (2
 /// registers fewer on big_grid and block_sum_256 with the store recorder).
-__device__ __forceinline__ uint64_t write_open(const Open& o, bool leader) {
+__device__ __forceinline__ uint64_t write_open(const Open& o, bool leader,
+                                               uint32_t magic = KTRACE_OPEN_MAGIC) {
   const uint32_t ids = o.warp | (smid() << layout::kSmidShift);
-  store_v4_cs(o.slot + layout::kOpenIds, o.block, ids, KTRACE_OPEN_MAGIC, o.launch, leader);
+  store_v4_cs(o.slot + layout::kOpenIds, o.block, ids, magic, o.launch, leader);
   const uint64_t clk = clock64();
   const uint64_t gt = globaltimer();
   store_v4_cs(o.slot + layout::kOpenTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,

@@ -25,9 +25,13 @@ namespace ktrace {
 class Context {
  public:
   __device__ __forceinline__ explicit Context(const ktrace_arg& arg)
-      : arg_(&arg), base_(0), cnt_(0), mask_(0), skip_(1), anchor_clk_(0) {
+      : arg_(&arg), base_(0), cnt_(0), mask_(0), skip_(kOff), anchor_clk_(0) {
     Open o = open_slot(arg);
-    skip_ = o.skip ? 1u : 0u;
+    // Only the store recorder leaves anchors to one warp of the block.
+    const bool shared =
+        KTRACE_ANCHORS == KTRACE_ANCHORS_BLOCK && KTRACE_ANCHOR_CYCLES != 0 &&
+        KTRACE_RECORDER == KTRACE_RECORDER_STORE && !o.first;
+    skip_ = o.skip ? kOff : (shared ? 1u : 0u);
     const bool leader = !o.skip && elect_leader();
     // The mask is held in a register, not read from the kernel's
     // parameters at each event: a parameter read between an event's clock
@@ -45,7 +49,8 @@ class Context {
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
     lane_ = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32;
 #endif
-    const uint64_t clk = write_open(o, leader);
+    const uint64_t clk =
+        write_open(o, leader, shared ? KTRACE_OPEN_SHARED_MAGIC : KTRACE_OPEN_MAGIC);
     // The first event always records an anchor: the clock moves fastest
     // when a kernel's warps start, and a warp's first events then get a
     // measured time rather than one interpolated from its open.
@@ -62,7 +67,7 @@ class Context {
   /// the destructor; later calls do nothing.
   __device__ __forceinline__ void flush() {
     // A warp that records nothing has nothing to write (3: flushed).
-    if (skip_) return;
+    if (skip_ >= kOff) return;
     // The metadata from the lowest lane that reached the flush (not a lane
     // chosen at the open and held in a register across the kernel).
     const bool leader = flush_lanes().rank == 0;
@@ -106,7 +111,10 @@ class Context {
   uint64_t base_;  // first event of this warp's slot
   uint32_t cnt_;   // entries recorded so far (events and anchors)
   uint32_t mask_;  // cap - 1
-  uint32_t skip_;  // not 0: this warp records nothing (warp-uniform); 3: flushed
+  // 0: records, with time anchors; 1: records, no anchors of its own
+  // (KTRACE_ANCHORS_BLOCK); kOff: records nothing (warp-uniform); 3: flushed.
+  uint32_t skip_;
+  static constexpr uint32_t kOff = KTRACE_ANCHORS == KTRACE_ANCHORS_BLOCK ? 2u : 1u;
   uint32_t anchor_clk_;  // low 32 bits of %clock at the last anchor (or open)
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
   uint32_t lane_;

@@ -12,7 +12,7 @@ use super::warp_id;
 /// A flushed warp whose globaltimer span is at least this long and that
 /// recorded events but no time anchor is reported: under load its times
 /// between open and flush may be off by microseconds.
-const LONG_WARP_NS: u64 = 1_000_000;
+pub(super) const LONG_WARP_NS: u64 = 1_000_000;
 
 /// A warp's time points in cycle order, each with the ring position from
 /// which a 2^32-cycle shift found at it applies: the open pair (when the

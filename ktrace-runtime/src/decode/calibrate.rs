@@ -240,6 +240,9 @@ pub enum RatioSource {
     /// Piecewise through the warp's time anchors (the rate shown is its
     /// open-to-flush mean).
     Anchors,
+    /// Piecewise through the time points of the warp's SM (layout version
+    /// 5: a warp that shares its SM's anchors).
+    SmAnchors,
 }
 
 impl RatioSource {
@@ -250,6 +253,7 @@ impl RatioSource {
             RatioSource::DeviceWide => "device_median",
             RatioSource::Nominal => "nominal",
             RatioSource::Anchors => "anchors",
+            RatioSource::SmAnchors => "sm_anchors",
         }
     }
 }

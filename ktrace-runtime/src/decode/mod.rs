@@ -56,6 +56,7 @@ mod anchors;
 mod calibrate;
 mod events;
 mod ring;
+mod sm_anchors;
 mod spans;
 mod warp_clock;
 
@@ -68,10 +69,11 @@ use crate::format::buffer::{LaunchBuffer, SlotView};
 use crate::format::capture::DeviceInfo;
 use crate::format::layout::{Event, EventKind, SlotMeta};
 use crate::format::shape::LaunchShape;
-use anchors::{anchor_points, point_diagnostics};
+use anchors::{anchor_points, point_diagnostics, LONG_WARP_NS};
 use calibrate::{calibrate, check_points, events_fit_open_to_flush, ps_since, TimerPoint};
 use events::RingEvents;
 use ring::{Kept, Slot};
+use sm_anchors::SmPoints;
 use spans::match_spans;
 use warp_clock::WarpClock;
 
@@ -236,6 +238,8 @@ pub struct Decoder<'a> {
     device_source: RatioSource,
     plans: Vec<SlotPlan>,
     diagnostics: Diagnostics,
+    /// The time points of each SM, for warps that share their SM's anchors.
+    sm_points: SmPoints,
 }
 
 /// One warp's map from cycles to time and what building it found.
@@ -278,6 +282,11 @@ impl<'a> Decoder<'a> {
             .min()
             .unwrap_or(0);
         let rates = calibrate(&opened, opts, anchored, &mut diagnostics);
+        let sm_points = if anchored {
+            SmPoints::new(&buffer, &opened, &rates.device_ratio)
+        } else {
+            SmPoints::default()
+        };
         let plans = opened
             .iter()
             .zip(rates.slots)
@@ -295,6 +304,7 @@ impl<'a> Decoder<'a> {
             device_source: rates.device_source,
             plans,
             diagnostics,
+            sm_points,
         }
     }
 
@@ -495,6 +505,9 @@ impl<'a> Decoder<'a> {
         if !self.anchored {
             return two_point(Vec::new());
         }
+        if meta.shares_anchors() {
+            return self.shared_time_base(slot, kept, plan);
+        }
         let mut shifts = Vec::new();
         let check = check_points(&mut points, &self.device_ratio, |from, add| {
             shifts.push((from, add))
@@ -517,10 +530,21 @@ impl<'a> Decoder<'a> {
             base.stats.anchors = points.len() as u64;
             return base;
         }
-        // Outside the points (the oldest kept events of an overflowed ring,
-        // the last events of a warp that never flushed) the map goes on at
-        // the nearest segment's rate, or the launch's when that segment is
-        // too short for the globaltimer's 32 ns steps.
+        TimeBase {
+            clock: self.piecewise(&points),
+            shifts,
+            stats: ClockStats::of_points(&points),
+            diagnostics,
+            last_clock: None,
+        }
+    }
+
+    /// The map through `points` (at least two). Outside them (the oldest
+    /// kept events of an overflowed ring, the last events of a warp that
+    /// never flushed) it goes on at the nearest segment's rate, or the
+    /// launch's when that segment is too short for the globaltimer's 32 ns
+    /// steps.
+    fn piecewise(&self, points: &[TimerPoint]) -> WarpClock {
         let rate = |a: &TimerPoint, b: &TimerPoint| {
             let ns = b.globaltimer - a.globaltimer;
             if ns >= EXTRAPOLATION_SPAN_NS {
@@ -535,10 +559,36 @@ impl<'a> Decoder<'a> {
         let n = points.len();
         let before = rate(&points[0], &points[1]);
         let after = rate(&points[n - 2], &points[n - 1]);
+        WarpClock::piecewise(self.origin, points, before, after)
+    }
+
+    /// The map of a warp that shares its SM's anchors: through its SM's
+    /// points from its open to its flush, or, when the SM has none between
+    /// them, through its open (or flush) pair at its own rate, as a warp
+    /// without anchors. Its
+    /// statistics stay empty: the points are other warps' measurements,
+    /// counted in theirs.
+    fn shared_time_base(&self, slot: &Slot<'_>, kept: &Kept, plan: &SlotPlan) -> TimeBase {
+        let meta = &slot.meta;
+        let points = self.sm_points.for_warp(meta);
+        let inner = self.sm_points.inner(meta);
+        let mut diagnostics = Vec::new();
+        let span = meta.final_globaltimer.saturating_sub(meta.init_globaltimer);
+        if meta.is_flushed() && inner == 0 && kept.len > 0 && span >= LONG_WARP_NS {
+            diagnostics.push(Diagnostic::NoAnchors {
+                warp: warp_id(meta),
+                span_ns: span,
+            });
+        }
+        let clock = if inner > 0 {
+            self.piecewise(points)
+        } else {
+            WarpClock::new(self.origin, slot.anchor(kept), plan.ratio)
+        };
         TimeBase {
-            clock: WarpClock::piecewise(self.origin, &points, before, after),
-            shifts,
-            stats: ClockStats::of_points(&points),
+            clock,
+            shifts: Vec::new(),
+            stats: ClockStats::default(),
             diagnostics,
             last_clock: None,
         }
@@ -609,7 +659,13 @@ impl<'a> Decoder<'a> {
             recorded,
             dropped,
             ratio: plan.ratio,
-            ratio_source: if self.anchored && base.stats.anchors >= 2 {
+            ratio_source: if self.anchored && meta.shares_anchors() {
+                if self.sm_points.inner(&meta) > 0 {
+                    RatioSource::SmAnchors
+                } else {
+                    plan.source
+                }
+            } else if self.anchored && base.stats.anchors >= 2 {
                 RatioSource::Anchors
             } else {
                 plan.source
@@ -628,7 +684,8 @@ impl<'a> Decoder<'a> {
     /// used on a ring that kept every event: two events were 2^32 cycles or
     /// more apart, and every time after the gap is early by that much.
     fn unseen_turns(&self, slot: &Slot<'_>, kept: &Kept, last_clock: Option<i128>) -> Option<u64> {
-        if self.anchored || !slot.meta.is_flushed() || !kept.starts_at_open() {
+        let own_anchors = self.anchored && !slot.meta.shares_anchors();
+        if own_anchors || !slot.meta.is_flushed() || !kept.starts_at_open() {
             return None;
         }
         let gap = i128::from(slot.meta.final_clock64) - last_clock?;

@@ -12,7 +12,7 @@
 use std::mem::{offset_of, size_of};
 
 /// `KTRACE_LAYOUT_VERSION`: bumped whenever the layout changes meaning.
-pub const LAYOUT_VERSION: u32 = 4;
+pub const LAYOUT_VERSION: u32 = 5;
 /// The oldest layout version this build decodes: version 1 buffers have no
 /// time anchors and are decoded with the two-point time model.
 pub const OLDEST_LAYOUT_VERSION: u32 = 1;
@@ -38,6 +38,11 @@ pub const ANCHOR_CYCLES_DEFAULT: u32 = 2048;
 
 /// `KTRACE_OPEN_MAGIC` ("KTRO"): written to `open_magic` when a warp opens.
 pub const OPEN_MAGIC: u32 = 0x4f52_544b;
+/// `KTRACE_OPEN_SHARED_MAGIC` ("KTRS", layout version 5): written to
+/// `open_magic` instead of [`OPEN_MAGIC`] by a warp that records no time
+/// anchors of its own; its clock maps to time through the anchors of the
+/// launch's other warps on the same SM.
+pub const OPEN_SHARED_MAGIC: u32 = 0x5352_544b;
 /// `KTRACE_FLUSH_MAGIC` ("KTRF"): written to `flush_magic` when a warp flushes.
 pub const FLUSH_MAGIC: u32 = 0x4652_544b;
 
@@ -60,8 +65,8 @@ pub const WARP_SIZE: u32 = 32;
 /// Per-slot metadata (`ktrace_slot_meta`), 64 bytes.
 ///
 /// The first 32 bytes are written when the warp opens its context, the last
-/// 32 when it flushes. A slot whose `open_magic` is not [`OPEN_MAGIC`] was
-/// never opened; one without [`FLUSH_MAGIC`] was opened but never flushed.
+/// 32 when it flushes. A slot whose `open_magic` is neither [`OPEN_MAGIC`]
+/// nor [`OPEN_SHARED_MAGIC`] was never opened; one without [`FLUSH_MAGIC`] was opened but never flushed.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SlotMeta {
@@ -172,7 +177,13 @@ impl SlotMeta {
 
     /// Whether the warp opened this slot.
     pub fn is_opened(&self) -> bool {
-        self.open_magic == OPEN_MAGIC
+        self.open_magic == OPEN_MAGIC || self.open_magic == OPEN_SHARED_MAGIC
+    }
+
+    /// Whether the warp opened this slot without time anchors of its own
+    /// ([`OPEN_SHARED_MAGIC`]): its times go through its SM's anchors.
+    pub fn shares_anchors(&self) -> bool {
+        self.open_magic == OPEN_SHARED_MAGIC
     }
 
     /// Whether the warp flushed this slot (its count and final timers are set).
