@@ -49,7 +49,7 @@ fn shared_warp(a: &SynthWarp, block: u32, warp: u32, offset: u64, len: u64) -> S
     w
 }
 
-fn warp<'d>(d: &'d DecodedLaunch, block: u32, warp: u32) -> &'d WarpTrace {
+fn warp(d: &DecodedLaunch, block: u32, warp: u32) -> &WarpTrace {
     d.warps
         .iter()
         .find(|w| w.id.block == block && u32::from(w.id.warp) == warp)
