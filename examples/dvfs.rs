@@ -15,6 +15,10 @@
 //! warp moved to warp 1 (variant `dvfs_shared`), warps 0 and 1 traced: the
 //! timeline warp records no anchors, and its times go through those that
 //! warp 0 (a load warp, the block's anchor warp) records on the same SM.
+//! `--count`: the kernel built with `KTRACE_ANCHORS_COUNT` (variant
+//! `dvfs_count`: each warp records an anchor every 16 entries), every warp
+//! traced: the timeline warp's times go through the anchors of all the
+//! traced warps on its SM.
 //! Writes `dvfs.ktrace` (the capture) and `dvfs_truth.bin` (the truth,
 //! see `ktrace_examples::truth`) beside the trace.
 
@@ -35,6 +39,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quiet = args.iter().any(|a| a == "--quiet");
     let shared = args.iter().any(|a| a == "--shared");
+    let count = args.iter().any(|a| a == "--count");
+    if shared && count {
+        fail("--shared and --count are two builds: pick one");
+    }
     let timeline: u16 = if shared { 1 } else { 0 };
     let value = |flag: &str| -> Option<u32> {
         let i = args.iter().position(|a| a == flag)?;
@@ -65,6 +73,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &ctx,
         if shared {
             &kernels::DVFS_SHARED
+        } else if count {
+            &kernels::DVFS_COUNT
         } else {
             &kernels::DVFS
         },
@@ -78,8 +88,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut tc = trace_config("dvfs", &cfg);
     // Markers plus at most one anchor after each; with --shared the load
     // warp's regions too (one about every 20 us, each with an anchor).
-    tc.cap = (2 * markers + 2).next_power_of_two() * if shared { 4 } else { 1 };
-    tc.warps = WarpSampling::List(if shared { vec![0, 1] } else { vec![0] });
+    tc.cap = (2 * markers + 2).next_power_of_two() * if shared || count { 4 } else { 1 };
+    tc.warps = if count {
+        WarpSampling::All
+    } else {
+        WarpSampling::List(if shared { vec![0, 1] } else { vec![0] })
+    };
     let mut session = TraceSession::new(&stream, tc, REGIONS)?;
     let arg = session.arg();
 
@@ -124,7 +138,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     spans.sort_unstable();
     println!(
         "dvfs: {blocks} timeline warps (warp {timeline}{}), {markers} markers each, {} load; warps lasted {:.2}..{:.2} ms",
-        if shared { ", sharing warp 0's anchors" } else { "" },
+        if shared {
+            ", sharing warp 0's anchors"
+        } else if count {
+            ", every warp anchoring by its count"
+        } else {
+            ""
+        },
         if quiet { "no" } else { "tensor-core + GEMM" },
         spans[0] as f64 / 1e6,
         spans[spans.len() - 1] as f64 / 1e6

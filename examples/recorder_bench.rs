@@ -11,6 +11,8 @@
 //!   (`KTRACE_RECORDER_STORE`);
 //! - `storeblk`: as `store`, built with `KTRACE_ANCHORS_BLOCK` (time
 //!   anchors in the first warp of each block only);
+//! - `storecnt`: as `store`, built with `KTRACE_ANCHORS_COUNT` (an
+//!   anchor every 16 entries of each warp, tested on the count);
 //! - `storena`: as `store`, built without time anchors (what the
 //!   per-event anchor test costs);
 //! - `ring`: events held in registers, one 256-byte warp store per 32;
@@ -76,9 +78,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64 / 1e6
     };
     // (name, module, per-warp ring capacity)
-    let all_designs: [(&str, KernelModule, u32); 10] = [
+    let all_designs: [(&str, KernelModule, u32); 11] = [
         ("store", kernels::RECORDER_STORE, 4096),
         ("storeblk", kernels::RECORDER_STORE_BLOCK, 4096),
+        ("storecnt", kernels::RECORDER_STORE_COUNT, 4096),
         ("storena", kernels::RECORDER_STORE_NOANCHOR, 4096),
         ("ring", kernels::RECORDER_RING, 4096),
         ("smem", kernels::RECORDER_SMEM, 4096),
@@ -200,6 +203,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (
             "store, anchors in 1 warp/block",
             &kernels::SGEMM_BENCH_BLOCK,
+            4096,
+        ),
+        (
+            "store, anchors by the event count",
+            &kernels::SGEMM_BENCH_COUNT,
             4096,
         ),
         ("store, no anchors", &kernels::SGEMM_BENCH_NOANCHOR, 4096),

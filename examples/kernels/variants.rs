@@ -138,6 +138,31 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
             ("DVFS_TIMELINE_WARP", "1"),
         ],
     ),
+    // The fp32 SGEMM with time anchors by the event count
+    // (KTRACE_ANCHORS_COUNT), for recorder_bench.
+    (
+        "sgemm_bench_count",
+        "examples/kernels/sgemm_bench.cu",
+        &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")],
+    ),
+    // Recorder microbenchmark, store recorder with time anchors by the
+    // event count (KTRACE_ANCHORS_COUNT).
+    (
+        "recorder_store_count",
+        "examples/bench/recorder_bench.cuh",
+        &[
+            ("KTRACE_RECORDER", "0"),
+            ("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT"),
+        ],
+    ),
+    // The dvfs kernel with time anchors by the event count, for `dvfs
+    // --count` (every warp traced: the load warps' anchors map the
+    // timeline warp too).
+    (
+        "dvfs_count",
+        "examples/kernels/dvfs.cu",
+        &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")],
+    ),
     // The fp32 SGEMM without time anchors, for recorder_bench.
     (
         "sgemm_bench_noanchor",

@@ -30,9 +30,9 @@
  *      an argument may point at a ktrace_site (KTRACE_ARG_SITE) instead of
  *      slot 0, for sessions that trace many launches into a persistent
  *      arena.
- *   5: a warp may open with KTRACE_OPEN_SHARED_MAGIC: it records no time
- *      anchors, and its clock maps to time through the anchors of the
- *      other warps of the same launch on its SM. */
+ *   5: a warp may open with KTRACE_OPEN_SHARED_MAGIC: its clock maps to
+ *      time through the anchors of every warp of the same launch on its SM
+ *      (its own, if it records any, among them). */
 #define KTRACE_LAYOUT_VERSION 5u
 
 /* Event types (the 16-bit `type` field of an event). */
@@ -67,10 +67,12 @@
  * flush magic belongs to a warp that never flushed (trap, early exit). */
 #define KTRACE_OPEN_MAGIC 0x4f52544bu  /* "KTRO" */
 #define KTRACE_FLUSH_MAGIC 0x4652544bu /* "KTRF" */
-/* Written to `open_magic` instead of KTRACE_OPEN_MAGIC by a warp that
- * records no time anchors of its own (layout version 5, built with
- * KTRACE_ANCHORS_BLOCK): its times go through the anchors that the other
- * warps of the launch on the same SM recorded. */
+/* Written to `open_magic` instead of KTRACE_OPEN_MAGIC by a warp whose
+ * times go through the anchors that all the warps of the launch on the
+ * same SM recorded (layout version 5): built with KTRACE_ANCHORS_BLOCK and
+ * not its block's anchor warp (it records none), or with
+ * KTRACE_ANCHORS_COUNT (it records an anchor every KTRACE_ANCHOR_EVENTS
+ * entries). */
 #define KTRACE_OPEN_SHARED_MAGIC 0x5352544bu /* "KTRS" */
 
 /* Region id that no region has: the generated table's "unknown name". */

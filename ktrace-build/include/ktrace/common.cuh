@@ -105,14 +105,28 @@ static_assert(KTRACE_ANCHOR_CYCLES == 0 ||
 //     that the anchor warps on their SM recorded (%clock is one counter per
 //     SM). Cheaper per event in every other warp; times of a warp whose SM
 //     has no anchors in its lifetime go through its open and flush pairs.
+//   KTRACE_ANCHORS_COUNT (2): every traced warp, after its first event and
+//     then after every KTRACE_ANCHOR_EVENTS-th entry (a test of the event
+//     count: no register of its own across the kernel); warps open with
+//     KTRACE_OPEN_SHARED_MAGIC and the decoder maps each through all the
+//     anchors recorded on its SM, its own among them.
 #define KTRACE_ANCHORS_WARP 0
 #define KTRACE_ANCHORS_BLOCK 1
+#define KTRACE_ANCHORS_COUNT 2
 #ifndef KTRACE_ANCHORS
 #define KTRACE_ANCHORS KTRACE_ANCHORS_WARP
 #endif
-#if KTRACE_ANCHORS != KTRACE_ANCHORS_WARP && KTRACE_ANCHORS != KTRACE_ANCHORS_BLOCK
-#error "ktrace: KTRACE_ANCHORS must be KTRACE_ANCHORS_WARP or KTRACE_ANCHORS_BLOCK"
+#if KTRACE_ANCHORS != KTRACE_ANCHORS_WARP && KTRACE_ANCHORS != KTRACE_ANCHORS_BLOCK && \
+    KTRACE_ANCHORS != KTRACE_ANCHORS_COUNT
+#error "ktrace: KTRACE_ANCHORS must be KTRACE_ANCHORS_WARP, KTRACE_ANCHORS_BLOCK or KTRACE_ANCHORS_COUNT"
 #endif
+// KTRACE_ANCHORS_COUNT: entries between a warp's anchors (a power of two).
+#ifndef KTRACE_ANCHOR_EVENTS
+#define KTRACE_ANCHOR_EVENTS 16u
+#endif
+static_assert(KTRACE_ANCHOR_EVENTS >= 2u && KTRACE_ANCHOR_EVENTS <= (1u << 20) &&
+                  (KTRACE_ANCHOR_EVENTS & (KTRACE_ANCHOR_EVENTS - 1u)) == 0,
+              "ktrace: KTRACE_ANCHOR_EVENTS must be a power of two from 2 to 2^20");
 
 // PTX inside Context::record's asm block: jump to SKIP unless an anchor is
 // due, that is unless the clock `clk` is in another period of

@@ -27,10 +27,14 @@ class Context {
   __device__ __forceinline__ explicit Context(const ktrace_arg& arg)
       : arg_(&arg), base_(0), cnt_(0), mask_(0), skip_(kOff), anchor_clk_(0) {
     Open o = open_slot(arg);
-    // Only the store recorder leaves anchors to one warp of the block.
-    const bool shared =
-        KTRACE_ANCHORS == KTRACE_ANCHORS_BLOCK && KTRACE_ANCHOR_CYCLES != 0 &&
-        KTRACE_RECORDER == KTRACE_RECORDER_STORE && !o.first;
+    // Only the store recorder leaves anchors to one warp of the block
+    // (KTRACE_ANCHORS_BLOCK) or takes them by the count
+    // (KTRACE_ANCHORS_COUNT); either way the warp's times go through its
+    // SM's anchors.
+    constexpr bool kStoreAnchors =
+        KTRACE_ANCHOR_CYCLES != 0 && KTRACE_RECORDER == KTRACE_RECORDER_STORE;
+    const bool shared = kStoreAnchors && KTRACE_ANCHORS == KTRACE_ANCHORS_BLOCK && !o.first;
+    const bool by_sm = shared || (kStoreAnchors && KTRACE_ANCHORS == KTRACE_ANCHORS_COUNT);
     skip_ = o.skip ? kOff : (shared ? 1u : 0u);
     const bool leader = !o.skip && elect_leader();
     // The mask is held in a register, not read from the kernel's
@@ -50,7 +54,7 @@ class Context {
     lane_ = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32;
 #endif
     const uint64_t clk =
-        write_open(o, leader, shared ? KTRACE_OPEN_SHARED_MAGIC : KTRACE_OPEN_MAGIC);
+        write_open(o, leader, by_sm ? KTRACE_OPEN_SHARED_MAGIC : KTRACE_OPEN_MAGIC);
     // The first event always records an anchor: the clock moves fastest
     // when a kernel's warps start, and a warp's first events then get a
     // measured time rather than one interpolated from its open.

@@ -29,10 +29,36 @@
 // KTRACE_ANCHORS_BLOCK, a warp other than its block's anchor warp branches
 // past the anchor test: KTRACE_GLOBAL_SHARED_); a value's
 // vtag and value follow (%8, %9).
+#if KTRACE_ANCHORS == KTRACE_ANCHORS_COUNT && KTRACE_ANCHOR_CYCLES
+// With KTRACE_ANCHORS_COUNT the anchor is due by the event count, not the
+// clock: %1 is written on the anchor's path only and read nowhere, so no
+// register holds it across the kernel, and %5 is KTRACE_ANCHOR_EVENTS - 1.
+#define KTRACE_GLOBAL_OUTPUTS_ "+r"(cnt_), "=r"(anchor_clk_)
+#define KTRACE_GLOBAL_INPUTS_(tag)                                                    \
+  "r"(mask_), "l"(base_), "r"(tag), "n"(KTRACE_ANCHOR_EVENTS - 1u),                   \
+      "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift), "r"(skip_)
+// The event's anchor is due when its ring index `idx` (the count before it,
+// masked by the ring) is a multiple of KTRACE_ANCHOR_EVENTS: the first
+// event, then every KTRACE_ANCHOR_EVENTS-th entry (every cap-th when the
+// ring is shorter). One LOP3 with a predicate output and a branch.
+#define KTRACE_GLOBAL_DUE_(AFTER) \
+  "and.b32 age, idx, %5;\n\t" \
+  "setp.ne.u32 fresh, age, 0;\n\t" \
+  "@fresh bra.uni " AFTER ";\n\t"
+// After record_value()'s event, whose count is now %0: due when the
+// event's own count was a multiple of KTRACE_ANCHOR_EVENTS.
+#define KTRACE_GLOBAL_DUE_V_(AFTER) \
+  "and.b32 age, %0, %5;\n\t" \
+  "setp.ne.u32 fresh, age, 1;\n\t" \
+  "@fresh bra.uni " AFTER ";\n\t"
+#else
 #define KTRACE_GLOBAL_OUTPUTS_ "+r"(cnt_), "+r"(anchor_clk_)
 #define KTRACE_GLOBAL_INPUTS_(tag)                                                    \
   "r"(mask_), "l"(base_), "r"(tag), "n"(~(KTRACE_ANCHOR_CYCLES - 1u)),                \
       "n"(KTRACE_EVENT_ANCHOR << layout::kTypeShift), "r"(skip_)
+#define KTRACE_GLOBAL_DUE_(AFTER) KTRACE_ANCHOR_DUE_("%1", "%5", AFTER)
+#define KTRACE_GLOBAL_DUE_V_(AFTER) KTRACE_ANCHOR_DUE_("%1", "%5", AFTER)
+#endif
 #if KTRACE_ANCHORS == KTRACE_ANCHORS_BLOCK && KTRACE_ANCHOR_CYCLES
 // With KTRACE_ANCHORS_BLOCK the skip flag has four values (global.cuh): 0
 // the block's anchor warp, 1 another traced warp, 2 a warp that records
@@ -62,7 +88,7 @@
 #define KTRACE_GLOBAL_ANCHORED_(AFTER) \
   "mov.u32 clk, %%clock;\n\t" \
   KTRACE_GLOBAL_STORE_("clk", "%4") \
-  KTRACE_ANCHOR_DUE_("%1", "%5", AFTER) \
+  KTRACE_GLOBAL_DUE_(AFTER) \
   "mov.u64 gt, %%globaltimer;\n\t" \
   "mov.b64 {glo, ghi}, gt;\n\t" \
   "and.b32 ghi, ghi, 0xffff;\n\t" \
@@ -119,7 +145,7 @@
 #endif
 #if KTRACE_ANCHOR_CYCLES
 #define KTRACE_GLOBAL_ANCHOR_V_(AFTER) \
-  KTRACE_ANCHOR_DUE_("%1", "%5", AFTER) \
+  KTRACE_GLOBAL_DUE_V_(AFTER) \
   "mov.u64 gt, %%globaltimer;\n\t" \
   "mov.b64 {glo, ghi}, gt;\n\t" \
   "and.b32 ghi, ghi, 0xffff;\n\t" \

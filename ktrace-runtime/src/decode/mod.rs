@@ -506,7 +506,15 @@ impl<'a> Decoder<'a> {
             return two_point(Vec::new());
         }
         if meta.shares_anchors() {
-            return self.shared_time_base(slot, kept, plan);
+            // Its own anchors (KTRACE_ANCHORS_COUNT) are among its SM's
+            // points; here they give the warp's clock statistics.
+            check_points(&mut points, &self.device_ratio, |_, _| {});
+            let own: Vec<TimerPoint> = if in_stream > 0 {
+                points.into_iter().map(|(_, p)| p).collect()
+            } else {
+                Vec::new()
+            };
+            return self.shared_time_base(slot, kept, plan, &own);
         }
         let mut shifts = Vec::new();
         let check = check_points(&mut points, &self.device_ratio, |from, add| {
@@ -566,9 +574,16 @@ impl<'a> Decoder<'a> {
     /// points from its open to its flush, or, when the SM has none between
     /// them, through its open (or flush) pair at its own rate, as a warp
     /// without anchors. Its
-    /// statistics stay empty: the points are other warps' measurements,
-    /// counted in theirs.
-    fn shared_time_base(&self, slot: &Slot<'_>, kept: &Kept, plan: &SlotPlan) -> TimeBase {
+    /// statistics are those of its own anchors (`own`; none unless built
+    /// with `KTRACE_ANCHORS_COUNT`): the SM's other points are other warps'
+    /// measurements, counted in theirs.
+    fn shared_time_base(
+        &self,
+        slot: &Slot<'_>,
+        kept: &Kept,
+        plan: &SlotPlan,
+        own: &[TimerPoint],
+    ) -> TimeBase {
         let meta = &slot.meta;
         let points = self.sm_points.for_warp(meta);
         let inner = self.sm_points.inner(meta);
@@ -588,7 +603,7 @@ impl<'a> Decoder<'a> {
         TimeBase {
             clock,
             shifts: Vec::new(),
-            stats: ClockStats::default(),
+            stats: ClockStats::of_points(own),
             diagnostics,
             last_clock: None,
         }
@@ -659,23 +674,32 @@ impl<'a> Decoder<'a> {
             recorded,
             dropped,
             ratio: plan.ratio,
-            ratio_source: if self.anchored && meta.shares_anchors() {
-                if self.sm_points.inner(&meta) > 0 {
-                    RatioSource::SmAnchors
-                } else {
-                    plan.source
-                }
-            } else if self.anchored && base.stats.anchors >= 2 {
-                RatioSource::Anchors
-            } else {
-                plan.source
-            },
+            ratio_source: self.ratio_source(&meta, plan, &base.stats),
             open_ps,
             flush_ps,
             events,
             spans,
             diagnostics,
             clock: base.stats,
+        }
+    }
+
+    /// Where a warp's cycles-to-time map came from: its SM's points (a warp
+    /// that shares them and has some between its open and flush), its own
+    /// anchors (two or more), else its plan's ratio.
+    fn ratio_source(&self, meta: &SlotMeta, plan: &SlotPlan, stats: &ClockStats) -> RatioSource {
+        if !self.anchored {
+            plan.source
+        } else if meta.shares_anchors() {
+            if self.sm_points.inner(meta) > 0 {
+                RatioSource::SmAnchors
+            } else {
+                plan.source
+            }
+        } else if stats.anchors >= 2 {
+            RatioSource::Anchors
+        } else {
+            plan.source
         }
     }
 

@@ -1,14 +1,14 @@
 //! Time points shared across the warps of an SM (layout version 5).
 //!
 //! `%clock` is one counter per SM, so a `(%clock64, %globaltimer)` pair that
-//! one warp read holds for every warp on the same SM. A warp built with
-//! `KTRACE_ANCHORS_BLOCK` that is not its block's anchor warp opens with
-//! `KTRACE_OPEN_SHARED_MAGIC` and records no anchors; its clock maps to
-//! time through the *SM's points*: every checked time point of the launch's
-//! anchoring warps on that SM (their open and flush pairs and in-stream
-//! anchors) and the open and flush pairs of every warp on it, in clock
-//! order, each kept only if its globaltimer does not step back from the
-//! last kept one.
+//! one warp read holds for every warp on the same SM. A warp that opens
+//! with `KTRACE_OPEN_SHARED_MAGIC` — built with `KTRACE_ANCHORS_BLOCK` and
+//! not its block's anchor warp (it records no anchors), or built with
+//! `KTRACE_ANCHORS_COUNT` (an anchor every `KTRACE_ANCHOR_EVENTS` entries)
+//! — maps its clock to time through the *SM's points*: every checked time
+//! point of the launch's warps on that SM (their open and flush pairs and
+//! in-stream anchors), in clock order, each kept only if its globaltimer
+//! does not step back from the last kept one.
 
 use std::collections::BTreeMap;
 
@@ -42,9 +42,6 @@ impl SmPoints {
             points.push(TimerPair::open(&meta).into());
             if meta.is_flushed() {
                 points.push(TimerPair::flush(&meta).into());
-            }
-            if meta.shares_anchors() {
-                continue;
             }
             let slot = Slot::new(buffer.slot(slot));
             let kept = slot.kept();
