@@ -54,9 +54,12 @@ pub struct SynthWarp {
     /// From this many cycles after open, the clock runs at `ns`/`cycles` of
     /// this instead: (cycle, ns, cycles).
     pub rate_change: Option<(u64, u64, u64)>,
-    /// Opens with `KTRACE_OPEN_SHARED_MAGIC` (layout version 5): records no
-    /// anchors and shares those of its SM.
+    /// Opens with `KTRACE_OPEN_SHARED_MAGIC` (layout version 5): its times
+    /// go through its SM's anchors.
     pub shares_anchors: bool,
+    /// Time anchors by the count (`KTRACE_ANCHORS_COUNT`): after every
+    /// event whose entry index is a multiple of this.
+    pub anchor_events: Option<u32>,
 }
 
 /// A globaltimer value of the size real GPUs report.
@@ -80,6 +83,7 @@ impl SynthWarp {
             anchor_cycles: None,
             rate_change: None,
             shares_anchors: false,
+            anchor_events: None,
         }
     }
 
@@ -107,6 +111,16 @@ impl SynthWarp {
     pub fn shared(mut self) -> Self {
         self.shares_anchors = true;
         self.anchor_cycles = None;
+        self
+    }
+
+    /// Built with `KTRACE_ANCHORS_COUNT`: opens with
+    /// `KTRACE_OPEN_SHARED_MAGIC` and records an anchor after every event
+    /// whose entry index is a multiple of `events`.
+    pub fn count_anchors(mut self, events: u32) -> Self {
+        self.shares_anchors = true;
+        self.anchor_cycles = None;
+        self.anchor_events = Some(events);
         self
     }
 
@@ -212,21 +226,25 @@ impl SynthWarp {
         let mut out = Vec::with_capacity(2 * events.len());
         let mut last_anchor: Option<u64> = None;
         for &(at, region, kind) in &events {
+            let index = out.len() as u64;
             out.push(Event {
                 clock: (self.init_clk + at) as u32,
                 region,
                 kind: kind.raw(),
             });
-            if let Some(p) = self.anchor_cycles {
-                if last_anchor.map_or(true, |a| at - a >= p) {
-                    let gt = self.init_gt + self.ns_at(at);
-                    out.push(Event {
-                        clock: gt as u32,
-                        region: (gt >> 32) as u16,
-                        kind: crate::format::layout::EVENT_ANCHOR,
-                    });
-                    last_anchor = Some(at);
-                }
+            let due = match (self.anchor_cycles, self.anchor_events) {
+                (Some(p), _) => last_anchor.map_or(true, |a| at - a >= p),
+                (None, Some(n)) => index % u64::from(n) == 0,
+                (None, None) => false,
+            };
+            if due {
+                let gt = self.init_gt + self.ns_at(at);
+                out.push(Event {
+                    clock: gt as u32,
+                    region: (gt >> 32) as u16,
+                    kind: crate::format::layout::EVENT_ANCHOR,
+                });
+                last_anchor = Some(at);
             }
             // A value follows its event and the event's anchor.
             if let Some(v) = self

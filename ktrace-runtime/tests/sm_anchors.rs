@@ -1,6 +1,7 @@
-//! Anchors shared across an SM (layout version 5, `KTRACE_ANCHORS_BLOCK`):
-//! a warp that opens with `KTRACE_OPEN_SHARED_MAGIC` records no anchors, and
-//! its clock maps to time through the points of the other warps on its SM.
+//! Anchors shared across an SM (layout version 5): a warp that opens with
+//! `KTRACE_OPEN_SHARED_MAGIC` maps its clock to time through the points of
+//! every warp on its SM — with `KTRACE_ANCHORS_BLOCK` it records no anchors
+//! of its own, with `KTRACE_ANCHORS_COUNT` one every 16 entries.
 
 use ktrace_runtime::decode::{decode, DecodeOptions, DecodedLaunch, RatioSource, WarpTrace};
 use ktrace_runtime::synth::{SynthLaunch, SynthWarp};
@@ -143,4 +144,58 @@ fn a_shared_warp_uses_only_its_own_sms_points() {
     let db = warp(&d, 2, 1);
     assert_eq!(db.ratio_source, RatioSource::SmAnchors);
     assert!(worst_error(&d, db, &b9) <= 1_000);
+}
+
+/// A warp on `a`'s SM built with `KTRACE_ANCHORS_COUNT` (an anchor every
+/// 16 entries), opening `offset` cycles after `a`, with a mark every
+/// `every` cycles until 590,000 cycles after `a` opened.
+fn count_warp(a: &SynthWarp, block: u32, warp: u32, offset: u64, every: u64) -> SynthWarp {
+    let mut w = SynthWarp::beside(a, block, warp, offset).count_anchors(16);
+    let mut at = every;
+    while offset + at < 590_000 {
+        w = w.mark(at, 0);
+        at += every;
+    }
+    w
+}
+
+#[test]
+fn warps_anchoring_by_their_count_map_a_sparse_warp_through_their_sm() {
+    // SM 7's clock as in anchor_warp(): 2 GHz, 1.6 GHz from 200,000 cycles.
+    let clock = anchor_warp();
+    // Eight dense warps (a mark every 1,000 cycles: an anchor every 16,000
+    // cycles each, every 2,000 on the SM) and one sparse warp (a mark every
+    // 40,000 cycles: its own anchors 640,000 cycles apart), all anchoring
+    // by their count.
+    let dense: Vec<SynthWarp> = (0..8)
+        .map(|w| count_warp(&clock, 0, w, 37 + u64::from(w) * 1_999, 1_000))
+        .collect();
+    let sparse = count_warp(&clock, 1, 0, 11, 40_000);
+    let mut l = SynthLaunch::all_traced(2, 256, 4096).with(sparse.clone());
+    for w in &dense {
+        l = l.with(w.clone());
+    }
+    let d = decode(l.buffer(), &DecodeOptions::default());
+    assert!(d.diagnostics.is_empty(), "{:?}", d.diagnostics.items());
+    let ds = warp(&d, 1, 0);
+    assert_eq!(ds.ratio_source, RatioSource::SmAnchors);
+    // Points about 2,000 cycles apart: only the segment over the change
+    // bends, by at most a quarter of it times the change of the period
+    // (2,048 / 4 * 0.125 ns = 64 ns), plus rounding.
+    let err = worst_error(&d, ds, &sparse);
+    assert!(err <= 65_000, "sparse warp: worst error {err} ps");
+    for (i, w) in dense.iter().enumerate() {
+        let e = worst_error(&d, warp(&d, 0, i as u32), w);
+        assert!(e <= 65_000, "dense warp {i}: worst error {e} ps");
+    }
+    // Each warp's own anchors are counted in its clock statistics (one
+    // every 16 entries: about 40 in a dense warp), and the launch's are
+    // their sum.
+    assert!(warp(&d, 0, 0).clock.anchors >= 35);
+    assert_eq!(d.clock.anchors, d.warps.iter().map(|w| w.clock.anchors).sum::<u64>());
+    // Alone, the sparse warp has its first anchor and its flush: off by
+    // microseconds after the clock change.
+    let alone = SynthLaunch::all_traced(2, 256, 4096).with(sparse.clone());
+    let d1 = decode(alone.buffer(), &DecodeOptions::default());
+    assert!(worst_error(&d1, warp(&d1, 1, 0), &sparse) > 1_000_000);
 }
