@@ -192,7 +192,10 @@ fn warps_anchoring_by_their_count_map_a_sparse_warp_through_their_sm() {
     // every 16 entries: about 40 in a dense warp), and the launch's are
     // their sum.
     assert!(warp(&d, 0, 0).clock.anchors >= 35);
-    assert_eq!(d.clock.anchors, d.warps.iter().map(|w| w.clock.anchors).sum::<u64>());
+    assert_eq!(
+        d.clock.anchors,
+        d.warps.iter().map(|w| w.clock.anchors).sum::<u64>()
+    );
     // Alone, the sparse warp has its first anchor and its flush: off by
     // microseconds after the clock change.
     let alone = SynthLaunch::all_traced(2, 256, 4096).with(sparse.clone());
