@@ -11,10 +11,6 @@
 //! `KTRACE=1 cargo run --release --example dvfs [-- --quiet] [--markers N] [--blocks B]`
 //!
 //! `--quiet`: no load (no tensor-core warps, no GEMM): the clock stays put.
-//! `--shared`: the kernel built with `KTRACE_ANCHORS_BLOCK` and its timeline
-//! warp moved to warp 1 (variant `dvfs_shared`), warps 0 and 1 traced: the
-//! timeline warp records no anchors, and its times go through those that
-//! warp 0 (a load warp, the block's anchor warp) records on the same SM.
 //! `--count`: the kernel built with `KTRACE_ANCHORS_COUNT` (variant
 //! `dvfs_count`: each warp records an anchor every 16 entries), every warp
 //! traced: the timeline warp's times go through the anchors of all the
@@ -24,7 +20,7 @@
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ktrace_examples::gemm::{load_gemm, Problem};
-use ktrace_examples::truth::{compare_timeline, Truth};
+use ktrace_examples::truth::{compare, Truth};
 use ktrace_examples::{announce, fail, gpu, kernels, sm_count, trace_config, Rng, REGIONS};
 use ktrace_runtime::decode::TimeModel;
 use ktrace_runtime::{
@@ -38,12 +34,7 @@ const GAP_CYCLES: (f64, f64) = (100.0, 200_000.0);
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quiet = args.iter().any(|a| a == "--quiet");
-    let shared = args.iter().any(|a| a == "--shared");
     let count = args.iter().any(|a| a == "--count");
-    if shared && count {
-        fail("--shared and --count are two builds: pick one");
-    }
-    let timeline: u16 = if shared { 1 } else { 0 };
     let value = |flag: &str| -> Option<u32> {
         let i = args.iter().position(|a| a == flag)?;
         args.get(i + 1)?.parse().ok()
@@ -71,9 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut sink = stream.alloc_zeros::<f32>(1)?;
     let module = ktrace_runtime::load_module(
         &ctx,
-        if shared {
-            &kernels::DVFS_SHARED
-        } else if count {
+        if count {
             &kernels::DVFS_COUNT
         } else {
             &kernels::DVFS
@@ -86,13 +75,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         shared_mem_bytes: 0,
     };
     let mut tc = trace_config("dvfs", &cfg);
-    // Markers plus at most one anchor after each; with --shared the load
-    // warp's regions too (one about every 20 us, each with an anchor).
-    tc.cap = (2 * markers + 2).next_power_of_two() * if shared || count { 4 } else { 1 };
+    // Markers plus at most one anchor after each; with --count the load
+    // warps' regions too (one about every 20 us).
+    tc.cap = (2 * markers + 2).next_power_of_two() * if count { 4 } else { 1 };
     tc.warps = if count {
         WarpSampling::All
     } else {
-        WarpSampling::List(if shared { vec![0, 1] } else { vec![0] })
+        WarpSampling::List(vec![0])
     };
     let mut session = TraceSession::new(&stream, tc, REGIONS)?;
     let arg = session.arg();
@@ -137,10 +126,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut spans: Vec<u64> = (0..blocks as usize).map(span).collect();
     spans.sort_unstable();
     println!(
-        "dvfs: {blocks} timeline warps (warp {timeline}{}), {markers} markers each, {} load; warps lasted {:.2}..{:.2} ms",
-        if shared {
-            ", sharing warp 0's anchors"
-        } else if count {
+        "dvfs: {blocks} timeline warps (warp 0{}), {markers} markers each, {} load; warps lasted {:.2}..{:.2} ms",
+        if count {
             ", every warp anchoring by its count"
         } else {
             ""
@@ -167,8 +154,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ..DecodeOptions::default()
         };
         let decoded = decode(l.buffer()?, &opts);
-        let c =
-            compare_timeline(&decoded, &truth, timeline).unwrap_or_else(|e| fail(&e.to_string()));
+        let c = compare(&decoded, &truth).unwrap_or_else(|e| fail(&e.to_string()));
         println!(
             "{name:<12} {}   {}   {:>16.2e}",
             c.event_time, c.duration, c.long_duration_rel_p99

@@ -8,7 +8,8 @@
 //! traced kernel (tracing all warps, and with a null buffer) against the
 //! untraced one, alternating launches, and prints the medians: the default
 //! build (store recorder), the build with the newest-N shared-memory
-//! recorder (`gemm_newest.cu`, 64 events kept per warp), the untraced
+//! recorder (`gemm_newest.cu`, 64 events kept per warp), the store recorder
+//! with time anchors by the event count (`gemm_count`), the untraced
 //! kernel with 7,168 bytes more shared memory and with its producer at 40
 //! registers instead of 24 (the `gemm_p40` variant), and the newest-N build without
 //! the skip branch (`gemm_newest_nobranch.cu`, producer at 40) against the
@@ -51,6 +52,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let session = TraceSession::new(&stream, tc, REGIONS)?;
         let newest = load_gemm_module_variant(&ctx, &kernels::GEMM_NEWEST, true)?;
         let newest_nb = load_gemm_module_variant(&ctx, &kernels::GEMM_NEWEST_NOBRANCH, true)?;
+        // The store recorder with time anchors by the event count
+        // (KTRACE_ANCHORS_COUNT), on the default session's buffer.
+        let count = load_gemm_module_variant(&ctx, &kernels::GEMM_COUNT, true)?;
         // The untraced kernel with its producer at 40 registers and its
         // consumers at 232 (the gemm_p40 variant), the base of the no-branch rows,
         // which are built so.
@@ -77,10 +81,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             p.launch(&stream, &newest, &on_n)?;
             p.launch(&stream, &newest_nb, &on_n)?;
             p.launch(&stream, &p40, &off)?;
+            p.launch(&stream, &count, &on)?;
         }
         let (mut tu, mut tt, mut t0) = (Vec::new(), Vec::new(), Vec::new());
         let (mut tn, mut tn0, mut tp) = (Vec::new(), Vec::new(), Vec::new());
         let (mut tb, mut tb0, mut t40) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut tc, mut tc0) = (Vec::new(), Vec::new());
         for _ in 0..reps {
             tu.extend(time_ms(&ctx, &stream, 0, 1, || {
                 p.launch(&stream, &untraced, &off)
@@ -106,6 +112,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             t40.extend(time_ms(&ctx, &stream, 0, 1, || {
                 p.launch(&stream, &p40, &off)
             })?);
+            tc.extend(time_ms(&ctx, &stream, 0, 1, || {
+                p.launch(&stream, &count, &on)
+            })?);
+            tc0.extend(time_ms(&ctx, &stream, 0, 1, || {
+                p.launch(&stream, &count, &off)
+            })?);
             p.cfg.shared_mem_bytes += PAD;
             let t = time_ms(&ctx, &stream, 0, 1, || p.launch(&stream, &padded, &off));
             p.cfg.shared_mem_bytes -= PAD;
@@ -114,6 +126,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (mu, mt, m0) = (median(&mut tu), median(&mut tt), median(&mut t0));
         let (mn, mn0, mp) = (median(&mut tn), median(&mut tn0), median(&mut tp));
         let (mb, mb0, m40) = (median(&mut tb), median(&mut tb0), median(&mut t40));
+        let (mc, mc0) = (median(&mut tc), median(&mut tc0));
         let tf = |ms: f32| flops / (ms as f64 * 1e-3) / 1e12;
         println!("gemm {m}x{n}x{k}, {reps} alternating launches each, medians:");
         println!(
@@ -130,6 +143,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let row = |label: &str, ms: f32| row_against(label, ms, mu);
         row("traced, all warps", mt);
         row("traced, null buffer", m0);
+        row("anchors by count, all warps", mc);
+        row("anchors by count, null buffer", mc0);
         row("newest-64, all warps", mn);
         row("newest-64, null buffer", mn0);
         row(&format!("untraced, +{PAD} B smem"), mp);

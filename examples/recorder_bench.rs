@@ -9,8 +9,6 @@
 //! Designs (rows), all writing the same buffer layout:
 //! - `store`: the default, one 8-byte global store per event
 //!   (`KTRACE_RECORDER_STORE`);
-//! - `storeblk`: as `store`, built with `KTRACE_ANCHORS_BLOCK` (time
-//!   anchors in the first warp of each block only);
 //! - `storecnt`: as `store`, built with `KTRACE_ANCHORS_COUNT` (an
 //!   anchor every 16 entries of each warp, tested on the count);
 //! - `storena`: as `store`, built without time anchors (what the
@@ -78,9 +76,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64 / 1e6
     };
     // (name, module, per-warp ring capacity)
-    let all_designs: [(&str, KernelModule, u32); 11] = [
+    let all_designs: [(&str, KernelModule, u32); 10] = [
         ("store", kernels::RECORDER_STORE, 4096),
-        ("storeblk", kernels::RECORDER_STORE_BLOCK, 4096),
         ("storecnt", kernels::RECORDER_STORE_COUNT, 4096),
         ("storena", kernels::RECORDER_STORE_NOANCHOR, 4096),
         ("ring", kernels::RECORDER_RING, 4096),
@@ -200,11 +197,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     for (recorder, module, cap) in [
         ("store recorder (default)", &kernels::SGEMM_BENCH, 4096),
-        (
-            "store, anchors in 1 warp/block",
-            &kernels::SGEMM_BENCH_BLOCK,
-            4096,
-        ),
         (
             "store, anchors by the event count",
             &kernels::SGEMM_BENCH_COUNT,

@@ -89,12 +89,9 @@ pub enum CompareError {
         /// Its kind.
         kind: EventKind,
     },
-    /// The trace has no timeline warp in any block.
-    #[error("no timeline warp (warp {warp}) in the trace")]
-    NoTimelineWarp {
-        /// The timeline warp's index in its block.
-        warp: u16,
-    },
+    /// The trace has no warp 0 in any block.
+    #[error("no timeline warp (warp 0) in the trace")]
+    NoTimelineWarp,
 }
 
 /// `%globaltimer` (ns) read right after each marker of each timeline warp:
@@ -241,23 +238,13 @@ pub struct Comparison {
 /// truth. Fails when a timeline warp's events do not match its markers one
 /// for one (count and kind): the example's kernel records exactly those.
 pub fn compare(decoded: &DecodedLaunch, truth: &Truth) -> Result<Comparison, CompareError> {
-    compare_timeline(decoded, truth, 0)
-}
-
-/// [`compare`] for a kernel whose timeline warp is warp `timeline` of each
-/// block (the `dvfs_shared` variant's is warp 1).
-pub fn compare_timeline(
-    decoded: &DecodedLaunch,
-    truth: &Truth,
-    timeline: u16,
-) -> Result<Comparison, CompareError> {
     let m = truth.markers as usize;
     let origin = decoded.origin_globaltimer as i128;
     let (mut ev, mut dur) = (Vec::new(), Vec::new());
     let mut rel_max = 0f64;
     let mut rel_long = Vec::new();
     let (mut warps, mut longest) = (0usize, 0u64);
-    for w in decoded.warps.iter().filter(|w| w.id.warp == timeline) {
+    for w in decoded.warps.iter().filter(|w| w.id.warp == 0) {
         let b = w.id.block as usize;
         if b >= truth.blocks as usize {
             return Err(CompareError::NoTruth { block: b });
@@ -297,7 +284,7 @@ pub fn compare_timeline(
         longest = longest.max(tr[m - 1].saturating_sub(tr[0]));
     }
     if warps == 0 {
-        return Err(CompareError::NoTimelineWarp { warp: timeline });
+        return Err(CompareError::NoTimelineWarp);
     }
     Ok(Comparison {
         event_time: ErrorStats::of(&ev),

@@ -3,9 +3,9 @@
 // marker into a separate buffer.
 //
 // Launch: grid = blocks (at most one per SM is intended), block =
-// DVFS_THREADS threads, dynamic shared memory none. Warp 0 of each block
-// (DVFS_TIMELINE_WARP) is the timeline warp: for i in 0..markers it
-// busy-waits gaps[block][i] SM cycles, then records marker i — a begin of "dvfs step" when i % 3 == 0,
+// DVFS_THREADS threads, dynamic shared memory none. Warp 0 of each block is
+// the timeline warp: for i in 0..markers it busy-waits gaps[block][i] SM
+// cycles, then records marker i — a begin of "dvfs step" when i % 3 == 0,
 // its end when i % 3 == 1, a "dvfs tick" mark when i % 3 == 2 — and writes
 //   truth[block * markers + i] = %globaltimer read right after the marker.
 // The other warps load the tensor cores with dependent bf16 mma.sync until
@@ -14,11 +14,6 @@
 #include <ktrace.cuh>
 
 #define DVFS_THREADS 256
-#ifndef DVFS_TIMELINE_WARP
-// Which warp of the block is the timeline warp (the dvfs_shared variant:
-// 1, so that with KTRACE_ANCHORS_BLOCK it is not its block's anchor warp).
-#define DVFS_TIMELINE_WARP 0
-#endif
 
 __device__ __forceinline__ uint64_t dvfs_now() {
   uint64_t t;
@@ -41,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(DVFS_THREADS)
   KTRACE_OPEN(trace);
   const uint32_t warp = threadIdx.x / 32;
   const uint32_t lane = threadIdx.x % 32;
-  if (warp == DVFS_TIMELINE_WARP) {
+  if (warp == 0) {
     const uint32_t* g = gaps + (size_t)blockIdx.x * markers;
     uint64_t* tr = truth + (size_t)blockIdx.x * markers;
     for (uint32_t i = 0; i < markers; ++i) {

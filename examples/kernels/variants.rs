@@ -38,6 +38,13 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
             ("GEMM_CONSUMER_REGS", "232"),
         ],
     ),
+    // The bf16 GEMM with time anchors by the event count
+    // (KTRACE_ANCHORS_COUNT), for `gemm --bench`.
+    (
+        "gemm_count",
+        "examples/kernels/gemm.cu",
+        &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")],
+    ),
     // The bf16 GEMM with its producer warpgroup at 40 registers and its
     // consumers at 232 (gemm.cu: 24 and 240), for `gemm --bench`: what the
     // 24-register producer costs or saves untraced.
@@ -108,35 +115,6 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
         "recorder_store_noanchor",
         "examples/bench/recorder_bench.cuh",
         &[("KTRACE_RECORDER", "0"), ("KTRACE_ANCHOR_CYCLES", "0")],
-    ),
-    // The fp32 SGEMM with time anchors in one warp per block
-    // (KTRACE_ANCHORS_BLOCK), for recorder_bench.
-    (
-        "sgemm_bench_block",
-        "examples/kernels/sgemm_bench.cu",
-        &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_BLOCK")],
-    ),
-    // Recorder microbenchmark, store recorder with time anchors in one
-    // warp per block (KTRACE_ANCHORS_BLOCK).
-    (
-        "recorder_store_block",
-        "examples/bench/recorder_bench.cuh",
-        &[
-            ("KTRACE_RECORDER", "0"),
-            ("KTRACE_ANCHORS", "KTRACE_ANCHORS_BLOCK"),
-        ],
-    ),
-    // The dvfs kernel with time anchors in one warp per block and its
-    // timeline warp moved to warp 1, for `dvfs --shared`: the timeline warp
-    // is then not its block's anchor warp (warp 0, a load warp), and its
-    // times go through the anchors warp 0 records on the same SM.
-    (
-        "dvfs_shared",
-        "examples/kernels/dvfs.cu",
-        &[
-            ("KTRACE_ANCHORS", "KTRACE_ANCHORS_BLOCK"),
-            ("DVFS_TIMELINE_WARP", "1"),
-        ],
     ),
     // The fp32 SGEMM with time anchors by the event count
     // (KTRACE_ANCHORS_COUNT), for recorder_bench.

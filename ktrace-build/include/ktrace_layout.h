@@ -69,10 +69,8 @@
 #define KTRACE_FLUSH_MAGIC 0x4652544bu /* "KTRF" */
 /* Written to `open_magic` instead of KTRACE_OPEN_MAGIC by a warp whose
  * times go through the anchors that all the warps of the launch on the
- * same SM recorded (layout version 5): built with KTRACE_ANCHORS_BLOCK and
- * not its block's anchor warp (it records none), or with
- * KTRACE_ANCHORS_COUNT (it records an anchor every KTRACE_ANCHOR_EVENTS
- * entries). */
+ * same SM recorded (layout version 5): built with KTRACE_ANCHORS_COUNT, it
+ * records an anchor every KTRACE_ANCHOR_EVENTS entries. */
 #define KTRACE_OPEN_SHARED_MAGIC 0x5352544bu /* "KTRS" */
 
 /* Region id that no region has: the generated table's "unknown name". */

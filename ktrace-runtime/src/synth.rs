@@ -106,8 +106,9 @@ impl SynthWarp {
         w
     }
 
-    /// Shares its SM's time anchors (`KTRACE_ANCHORS_BLOCK`): opens with
-    /// `KTRACE_OPEN_SHARED_MAGIC` and records no anchors.
+    /// Opens with `KTRACE_OPEN_SHARED_MAGIC` and records no anchors: its
+    /// times go through its SM's points alone (a `KTRACE_ANCHORS_COUNT`
+    /// warp whose ring kept no anchor).
     pub fn shared(mut self) -> Self {
         self.shares_anchors = true;
         self.anchor_cycles = None;

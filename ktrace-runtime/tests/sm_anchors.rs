@@ -1,7 +1,9 @@
 //! Anchors shared across an SM (layout version 5): a warp that opens with
-//! `KTRACE_OPEN_SHARED_MAGIC` maps its clock to time through the points of
-//! every warp on its SM — with `KTRACE_ANCHORS_BLOCK` it records no anchors
-//! of its own, with `KTRACE_ANCHORS_COUNT` one every 16 entries.
+//! `KTRACE_OPEN_SHARED_MAGIC` (built with `KTRACE_ANCHORS_COUNT`: an
+//! anchor every 16 entries) maps its clock to time through the points of
+//! every warp on its SM, its own among them; the first tests take the case
+//! of such warps whose rings kept no anchor, beside a warp that anchors by
+//! the clock.
 
 use ktrace_runtime::decode::{decode, DecodeOptions, DecodedLaunch, RatioSource, WarpTrace};
 use ktrace_runtime::synth::{SynthLaunch, SynthWarp};

@@ -96,29 +96,25 @@ static_assert(KTRACE_ANCHOR_CYCLES == 0 ||
               "ktrace: KTRACE_ANCHOR_CYCLES must be 0 (no anchors) or a power of two from 256 "
               "to 2^30");
 
-// Which warps record time anchors (the store recorder; the ring and
-// shared-memory recorders anchor every traced warp):
-//   KTRACE_ANCHORS_WARP (0): every traced warp, in its own ring.
-//   KTRACE_ANCHORS_BLOCK (1): only the lowest traced warp of each block;
-//     the others open with KTRACE_OPEN_SHARED_MAGIC, and their events carry
-//     no anchor test: the decoder maps their clocks through the anchors
-//     that the anchor warps on their SM recorded (%clock is one counter per
-//     SM). Cheaper per event in every other warp; times of a warp whose SM
-//     has no anchors in its lifetime go through its open and flush pairs.
-//   KTRACE_ANCHORS_COUNT (2): every traced warp, after its first event and
-//     then after every KTRACE_ANCHOR_EVENTS-th entry (a test of the event
-//     count: no register of its own across the kernel); warps open with
-//     KTRACE_OPEN_SHARED_MAGIC and the decoder maps each through all the
-//     anchors recorded on its SM, its own among them.
-#define KTRACE_ANCHORS_WARP 0
-#define KTRACE_ANCHORS_BLOCK 1
+// When the store recorder takes time anchors (the ring and shared-memory
+// recorders always take them by the clock):
+//   KTRACE_ANCHORS_CLOCK (0, the default): by the clock, after the first
+//     event and after every event in another period of
+//     KTRACE_ANCHOR_CYCLES than the last anchor (one register holds the
+//     last anchor's clock across the kernel).
+//   KTRACE_ANCHORS_COUNT (2): by the event count, after the first event
+//     and then after every KTRACE_ANCHOR_EVENTS-th entry (no register of
+//     its own); warps open with KTRACE_OPEN_SHARED_MAGIC and the decoder
+//     maps each through all the anchors recorded on its SM, its own among
+//     them. Cheaper on some kernels, dearer on others (docs/performance.md);
+//     a warp whose SM records anchors rarely gets rare anchors.
+#define KTRACE_ANCHORS_CLOCK 0
 #define KTRACE_ANCHORS_COUNT 2
 #ifndef KTRACE_ANCHORS
-#define KTRACE_ANCHORS KTRACE_ANCHORS_WARP
+#define KTRACE_ANCHORS KTRACE_ANCHORS_CLOCK
 #endif
-#if KTRACE_ANCHORS != KTRACE_ANCHORS_WARP && KTRACE_ANCHORS != KTRACE_ANCHORS_BLOCK && \
-    KTRACE_ANCHORS != KTRACE_ANCHORS_COUNT
-#error "ktrace: KTRACE_ANCHORS must be KTRACE_ANCHORS_WARP, KTRACE_ANCHORS_BLOCK or KTRACE_ANCHORS_COUNT"
+#if KTRACE_ANCHORS != KTRACE_ANCHORS_CLOCK && KTRACE_ANCHORS != KTRACE_ANCHORS_COUNT
+#error "ktrace: KTRACE_ANCHORS must be KTRACE_ANCHORS_CLOCK or KTRACE_ANCHORS_COUNT"
 #endif
 // KTRACE_ANCHORS_COUNT: entries between a warp's anchors (a power of two).
 #ifndef KTRACE_ANCHOR_EVENTS
@@ -189,9 +185,6 @@ static_assert(sizeof(ktrace_event) == 8 && offsetof(ktrace_event, clock) == 0 &&
 /// and the launch written to it.
 struct Open {
   bool skip;
-  /// The lowest traced warp of its block: with KTRACE_ANCHORS_BLOCK the
-  /// one warp of the block that records time anchors.
-  bool first;
   uint32_t warp;
   uint32_t block;
   uint64_t slot;
@@ -347,7 +340,6 @@ __device__ __forceinline__ Open open_slot(const ktrace_arg& arg) {
   o.skip = !((facts >> 8) & 1u);
   o.launch = arg.launch;
   o.slot = 0;
-  o.first = false;
   if (!o.skip) {
     const uint64_t slot_bytes = sizeof(ktrace_slot_meta) + (sizeof(ktrace_event) << arg.cap_log2);
     uint64_t base = arg.buffer;
@@ -360,9 +352,8 @@ __device__ __forceinline__ Open open_slot(const ktrace_arg& arg) {
     }
     // The slot again from the shuffled warp index, which the compiler
     // knows is warp-uniform.
-    const uint32_t below = __popc(arg.warp_mask & ((1u << o.warp) - 1u));
-    o.first = below == 0u;
-    const uint32_t uniform_slot = block_slot * arg.warps_traced + below;
+    const uint32_t uniform_slot =
+        block_slot * arg.warps_traced + __popc(arg.warp_mask & ((1u << o.warp) - 1u));
     o.slot = base + static_cast<uint64_t>(uniform_slot) * slot_bytes;
   }
   return o;
@@ -370,7 +361,7 @@ __device__ __forceinline__ Open open_slot(const ktrace_arg& arg) {
 
 /// Writes the open half of a slot's metadata (from the lane where `leader`
 /// is set): the ids and the open magic (KTRACE_OPEN_SHARED_MAGIC for a warp
-/// that records no anchors of its own), then the timer pair read after
+/// whose times go through its SM's anchors), then the timer pair read after
 /// them (the clock first, then the globaltimer: the order of every
 /// anchor); returns the pair's clock. The ids go first so that their four
 /// registers are free again before the timer pair's four are taken (2

@@ -25,17 +25,15 @@ namespace ktrace {
 class Context {
  public:
   __device__ __forceinline__ explicit Context(const ktrace_arg& arg)
-      : arg_(&arg), base_(0), cnt_(0), mask_(0), skip_(kOff), anchor_clk_(0) {
+      : arg_(&arg), base_(0), cnt_(0), mask_(0), skip_(1), anchor_clk_(0) {
     Open o = open_slot(arg);
-    // Only the store recorder leaves anchors to one warp of the block
-    // (KTRACE_ANCHORS_BLOCK) or takes them by the count
-    // (KTRACE_ANCHORS_COUNT); either way the warp's times go through its
-    // SM's anchors.
-    constexpr bool kStoreAnchors =
-        KTRACE_ANCHOR_CYCLES != 0 && KTRACE_RECORDER == KTRACE_RECORDER_STORE;
-    const bool shared = kStoreAnchors && KTRACE_ANCHORS == KTRACE_ANCHORS_BLOCK && !o.first;
-    const bool by_sm = shared || (kStoreAnchors && KTRACE_ANCHORS == KTRACE_ANCHORS_COUNT);
-    skip_ = o.skip ? kOff : (shared ? 1u : 0u);
+    // Only the store recorder takes anchors by the count
+    // (KTRACE_ANCHORS_COUNT); its warps' times go through their SM's
+    // anchors.
+    constexpr bool kBySm = KTRACE_ANCHOR_CYCLES != 0 &&
+                           KTRACE_RECORDER == KTRACE_RECORDER_STORE &&
+                           KTRACE_ANCHORS == KTRACE_ANCHORS_COUNT;
+    skip_ = o.skip ? 1u : 0u;
     const bool leader = !o.skip && elect_leader();
     // The mask is held in a register, not read from the kernel's
     // parameters at each event: a parameter read between an event's clock
@@ -54,7 +52,7 @@ class Context {
     lane_ = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32;
 #endif
     const uint64_t clk =
-        write_open(o, leader, by_sm ? KTRACE_OPEN_SHARED_MAGIC : KTRACE_OPEN_MAGIC);
+        write_open(o, leader, kBySm ? KTRACE_OPEN_SHARED_MAGIC : KTRACE_OPEN_MAGIC);
     // The first event always records an anchor: the clock moves fastest
     // when a kernel's warps start, and a warp's first events then get a
     // measured time rather than one interpolated from its open.
@@ -71,7 +69,7 @@ class Context {
   /// the destructor; later calls do nothing.
   __device__ __forceinline__ void flush() {
     // A warp that records nothing has nothing to write (3: flushed).
-    if (skip_ >= kOff) return;
+    if (skip_) return;
     // The metadata from the lowest lane that reached the flush (not a lane
     // chosen at the open and held in a register across the kernel).
     const bool leader = flush_lanes().rank == 0;
@@ -115,11 +113,10 @@ class Context {
   uint64_t base_;  // first event of this warp's slot
   uint32_t cnt_;   // entries recorded so far (events and anchors)
   uint32_t mask_;  // cap - 1
-  // 0: records, with time anchors; 1: records, no anchors of its own
-  // (KTRACE_ANCHORS_BLOCK); kOff: records nothing (warp-uniform); 3: flushed.
-  uint32_t skip_;
-  static constexpr uint32_t kOff = KTRACE_ANCHORS == KTRACE_ANCHORS_BLOCK ? 2u : 1u;
-  uint32_t anchor_clk_;  // low 32 bits of %clock at the last anchor (or open)
+  uint32_t skip_;  // not 0: this warp records nothing (warp-uniform); 3: flushed
+  // Low 32 bits of %clock at the last anchor (or open); with
+  // KTRACE_ANCHORS_COUNT written by the anchors and read nowhere.
+  uint32_t anchor_clk_;
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
   uint32_t lane_;
   uint32_t held_clk_ = 0;

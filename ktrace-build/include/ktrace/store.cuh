@@ -19,15 +19,15 @@
 // branch); in a traced warp every lane that reaches the marker stores the
 // same event to the same address, which costs one transaction and saves a
 // per-event leader test. When the clock has left the period of
-// KTRACE_ANCHOR_CYCLES its last time anchor was in, the warp falls through
-// into the anchor: it reads %globaltimer and stores it as the next entry,
-// paired with this event's clock. (Computing the next address ahead, or
+// KTRACE_ANCHOR_CYCLES its last time anchor was in (with
+// KTRACE_ANCHORS_COUNT: when the event's count is a multiple of
+// KTRACE_ANCHOR_EVENTS), the warp falls through into the anchor: it reads
+// %globaltimer and stores it as the next entry, paired with this event's
+// clock. (Computing the next address ahead, or
 // dropping the skip branch, measured worse on the gemm example: see
 // docs/lab/performance-notes.md.) Operands: %0 the count, %1 the clock of the last
 // anchor, %2 the ring mask, %3 the slot's events, %4 the tag, %5 the
-// anchor period mask, %6 the anchor's type, %7 the skip flag (with
-// KTRACE_ANCHORS_BLOCK, a warp other than its block's anchor warp branches
-// past the anchor test: KTRACE_GLOBAL_SHARED_); a value's
+// anchor period mask, %6 the anchor's type, %7 the skip flag; a value's
 // vtag and value follow (%8, %9).
 #if KTRACE_ANCHORS == KTRACE_ANCHORS_COUNT && KTRACE_ANCHOR_CYCLES
 // With KTRACE_ANCHORS_COUNT the anchor is due by the event count, not the
@@ -59,25 +59,12 @@
 #define KTRACE_GLOBAL_DUE_(AFTER) KTRACE_ANCHOR_DUE_("%1", "%5", AFTER)
 #define KTRACE_GLOBAL_DUE_V_(AFTER) KTRACE_ANCHOR_DUE_("%1", "%5", AFTER)
 #endif
-#if KTRACE_ANCHORS == KTRACE_ANCHORS_BLOCK && KTRACE_ANCHOR_CYCLES
-// With KTRACE_ANCHORS_BLOCK the skip flag has four values (global.cuh): 0
-// the block's anchor warp, 1 another traced warp, 2 a warp that records
-// nothing, 3 flushed. A warp other than the anchor warp branches to an
-// event of its own without the anchor test (KTRACE_GLOBAL_SHARED_), so that
-// no part of the test runs in it.
-#define KTRACE_GLOBAL_OFF_ "setp.gt.u32 off, %7, 1;\n\t"
-#define KTRACE_GLOBAL_SHARED_ \
-  "setp.ne.u32 shared, %7, 0;\n\t" \
-  "@shared bra.uni KTRACE_PLAIN_%=;\n\t"
-#else
-#define KTRACE_GLOBAL_OFF_ "setp.ne.u32 off, %7, 0;\n\t"
-#endif
 #define KTRACE_GLOBAL_HEAD_ \
   "{\n\t" \
-  ".reg .pred off, fresh, shared;\n\t" \
+  ".reg .pred off, fresh;\n\t" \
   ".reg .u32 clk, idx, age, glo, ghi;\n\t" \
   ".reg .u64 addr, gt, vaddr;\n\t" \
-  KTRACE_GLOBAL_OFF_ \
+  "setp.ne.u32 off, %7, 0;\n\t" \
   "@off bra.uni KTRACE_SKIP_%=;\n\t"
 #define KTRACE_GLOBAL_STORE_(A, B) \
   "and.b32 idx, %0, %2;\n\t" \
@@ -85,7 +72,7 @@
   "st.global.cs.v2.u32 [addr], {" A ", " B "};\n\t" \
   "add.u32 %0, %0, 1;\n\t"
 #if KTRACE_ANCHOR_CYCLES
-#define KTRACE_GLOBAL_ANCHORED_(AFTER) \
+#define KTRACE_GLOBAL_EVENT_(AFTER) \
   "mov.u32 clk, %%clock;\n\t" \
   KTRACE_GLOBAL_STORE_("clk", "%4") \
   KTRACE_GLOBAL_DUE_(AFTER) \
@@ -95,19 +82,6 @@
   "or.b32 ghi, ghi, %6;\n\t" \
   KTRACE_GLOBAL_STORE_("glo", "ghi") \
   "mov.u32 %1, clk;\n"
-#if KTRACE_ANCHORS == KTRACE_ANCHORS_BLOCK
-// A warp other than its block's anchor warp jumps to the event without
-// the anchor test.
-#define KTRACE_GLOBAL_EVENT_(AFTER) \
-  KTRACE_GLOBAL_SHARED_ \
-  KTRACE_GLOBAL_ANCHORED_(AFTER) \
-  "\tbra.uni " AFTER ";\n\t" \
-  "KTRACE_PLAIN_%=:\n\t" \
-  "mov.u32 clk, %%clock;\n\t" \
-  KTRACE_GLOBAL_STORE_("clk", "%4")
-#else
-#define KTRACE_GLOBAL_EVENT_(AFTER) KTRACE_GLOBAL_ANCHORED_(AFTER)
-#endif
 #else
 #define KTRACE_GLOBAL_EVENT_(AFTER) \
   "mov.u32 clk, %%clock;\n\t" \
@@ -122,27 +96,14 @@
 #define KTRACE_GLOBAL_VADDR_ \
   "and.b32 idx, %0, %2;\n\t" \
   "mad.wide.u32 vaddr, idx, 8, %3;\n\t"
-#define KTRACE_GLOBAL_PLAIN_V_ \
+#define KTRACE_GLOBAL_EVENT_V_(AFTER) \
   "mov.u32 clk, %%clock;\n\t" \
   "and.b32 idx, %0, %2;\n\t" \
   "mad.wide.u32 addr, idx, 8, %3;\n\t" \
   "add.u32 %0, %0, 1;\n\t" \
   KTRACE_GLOBAL_VADDR_ \
-  "st.global.cs.v2.u32 [addr], {clk, %4};\n\t"
-#if KTRACE_ANCHORS == KTRACE_ANCHORS_BLOCK && KTRACE_ANCHOR_CYCLES
-// A warp other than its block's anchor warp: the event without the anchor
-// test, then the value (at AFTER).
-#define KTRACE_GLOBAL_EVENT_V_(AFTER) \
-  KTRACE_GLOBAL_SHARED_ \
-  KTRACE_GLOBAL_PLAIN_V_ \
-  KTRACE_GLOBAL_ANCHOR_V_(AFTER) \
-  "KTRACE_PLAIN_%=:\n\t" \
-  KTRACE_GLOBAL_PLAIN_V_
-#else
-#define KTRACE_GLOBAL_EVENT_V_(AFTER) \
-  KTRACE_GLOBAL_PLAIN_V_ \
+  "st.global.cs.v2.u32 [addr], {clk, %4};\n\t" \
   KTRACE_GLOBAL_ANCHOR_V_(AFTER)
-#endif
 #if KTRACE_ANCHOR_CYCLES
 #define KTRACE_GLOBAL_ANCHOR_V_(AFTER) \
   KTRACE_GLOBAL_DUE_V_(AFTER) \

@@ -2,10 +2,9 @@
 //!
 //! `%clock` is one counter per SM, so a `(%clock64, %globaltimer)` pair that
 //! one warp read holds for every warp on the same SM. A warp that opens
-//! with `KTRACE_OPEN_SHARED_MAGIC` — built with `KTRACE_ANCHORS_BLOCK` and
-//! not its block's anchor warp (it records no anchors), or built with
-//! `KTRACE_ANCHORS_COUNT` (an anchor every `KTRACE_ANCHOR_EVENTS` entries)
-//! — maps its clock to time through the *SM's points*: every checked time
+//! with `KTRACE_OPEN_SHARED_MAGIC` — built with `KTRACE_ANCHORS_COUNT`, an
+//! anchor every `KTRACE_ANCHOR_EVENTS` entries — maps its clock to time
+//! through the *SM's points*: every checked time
 //! point of the launch's warps on that SM (their open and flush pairs and
 //! in-stream anchors), in clock order, each kept only if its globaltimer
 //! does not step back from the last kept one.
