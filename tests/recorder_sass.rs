@@ -255,6 +255,11 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
             stores: 1,
         },
         Design {
+            name: "store_count",
+            max_event: 10,
+            stores: 1,
+        },
+        Design {
             name: "ring",
             max_event: 10,
             stores: 0,
