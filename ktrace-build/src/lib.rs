@@ -356,12 +356,10 @@ impl Build {
         self
     }
 
-    /// Defines a preprocessor macro for every compile: `define("N", "4")`
-    /// or `define("FLAG", None)`, as `cc::Build::define` and
-    /// [`KernelVariant::define`] take it.
-    pub fn define<'a>(&mut self, name: &str, value: impl Into<Option<&'a str>>) -> &mut Self {
+    /// Defines a preprocessor macro for every compile.
+    pub fn define(&mut self, name: &str, value: Option<&str>) -> &mut Self {
         self.defines
-            .push((name.to_string(), value.into().map(str::to_string)));
+            .push((name.to_string(), value.map(str::to_string)));
         self
     }
 
