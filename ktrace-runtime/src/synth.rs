@@ -112,6 +112,7 @@ impl SynthWarp {
     pub fn shared(mut self) -> Self {
         self.shares_anchors = true;
         self.anchor_cycles = None;
+        self.anchor_events = None;
         self
     }
 

@@ -252,6 +252,9 @@ struct TimeBase {
     diagnostics: Vec<Diagnostic>,
     /// The unwrapped clock of the last event walked (set by the walk).
     last_clock: Option<i128>,
+    /// Mapped through its SM's points (a warp that shares them, with some
+    /// between its open and flush).
+    through_sm: bool,
 }
 
 impl<'a> Decoder<'a> {
@@ -501,6 +504,7 @@ impl<'a> Decoder<'a> {
             stats: ClockStats::default(),
             diagnostics,
             last_clock: None,
+            through_sm: false,
         };
         if !self.anchored {
             return two_point(Vec::new());
@@ -544,6 +548,7 @@ impl<'a> Decoder<'a> {
             stats: ClockStats::of_points(&points),
             diagnostics,
             last_clock: None,
+            through_sm: false,
         }
     }
 
@@ -606,6 +611,7 @@ impl<'a> Decoder<'a> {
             stats: ClockStats::of_points(own),
             diagnostics,
             last_clock: None,
+            through_sm: inner > 0,
         }
     }
 
@@ -634,6 +640,7 @@ impl<'a> Decoder<'a> {
             kept,
         } = self.timed_events(&slot, plan);
         let base = base.expect("for_each_event returns the time base");
+        let ratio_source = self.ratio_source(&meta, plan, &base);
         diagnostics.extend(base.diagnostics);
         if !flushed {
             diagnostics.push(Diagnostic::NeverFlushed {
@@ -674,7 +681,7 @@ impl<'a> Decoder<'a> {
             recorded,
             dropped,
             ratio: plan.ratio,
-            ratio_source: self.ratio_source(&meta, plan, &base.stats),
+            ratio_source,
             open_ps,
             flush_ps,
             events,
@@ -684,19 +691,13 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// Where a warp's cycles-to-time map came from: its SM's points (a warp
-    /// that shares them and has some between its open and flush), its own
-    /// anchors (two or more), else its plan's ratio.
-    fn ratio_source(&self, meta: &SlotMeta, plan: &SlotPlan, stats: &ClockStats) -> RatioSource {
-        if !self.anchored {
-            plan.source
-        } else if meta.shares_anchors() {
-            if self.sm_points.inner(meta) > 0 {
-                RatioSource::SmAnchors
-            } else {
-                plan.source
-            }
-        } else if stats.anchors >= 2 {
+    /// Where a warp's cycles-to-time map came from: its SM's points (as
+    /// `base` says), its own anchors (two or more, a warp that does not
+    /// share its SM's), else its plan's ratio.
+    fn ratio_source(&self, meta: &SlotMeta, plan: &SlotPlan, base: &TimeBase) -> RatioSource {
+        if base.through_sm {
+            RatioSource::SmAnchors
+        } else if self.anchored && !meta.shares_anchors() && base.stats.anchors >= 2 {
             RatioSource::Anchors
         } else {
             plan.source
