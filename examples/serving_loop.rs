@@ -30,6 +30,12 @@
 //!   kept. Then a site kept with `Keep::Seconds` from 1.0 s to 1.3 s of the
 //!   session, one step every 2 ms until 1.6 s: every step that ran well
 //!   inside the window kept, none well outside it, the kept ones in a row.
+//! - `newest`: a site that keeps the newest launches
+//!   (`WhenFull::KeepNewest`) with a ring of 8 slabs and a drain that polls
+//!   every 5 ms, under 3,000 launches of the launch-identity kernel
+//!   enqueued back to back: the ring overflows, every launch is drained or
+//!   counted as overwritten, every drained launch is whole (each of its
+//!   warps recorded it, and read its count), and the newest 7 are there.
 //!
 //! Prints replays, their median time, launches traced, entries drained per
 //! second, dropped launches, the host's peak memory, the arena and each
@@ -44,7 +50,7 @@ use ktrace_examples::{fail, gpu, kernels, REGIONS};
 use ktrace_runtime::format::capture::Capture;
 use ktrace_runtime::format::layout::KtraceArg;
 use ktrace_runtime::format::shape::{BlockSampling, LaunchShape, WarpSampling};
-use ktrace_runtime::format::site::Keep;
+use ktrace_runtime::format::site::{Keep, WhenFull};
 use ktrace_runtime::histogram::Histogram;
 use ktrace_runtime::session::continuous::{
     ContinuousConfig, ContinuousReport, ContinuousSession, SiteConfig,
@@ -208,6 +214,9 @@ fn main() -> Result<(), Error> {
     }
     if mode == "triggers" {
         return triggers(&stream);
+    }
+    if mode == "newest" {
+        return newest(&stream);
     }
     let module = &kernels::SERVING;
     let mut step = Step::new(&stream, module, mode != "untraced")?;
@@ -493,6 +502,86 @@ fn check(stream: &Arc<CudaStream>) -> Result<(), Error> {
         fail("launch identity check failed");
     }
     println!("check: ok");
+    Ok(())
+}
+
+/// The `newest` mode (see the module docs).
+fn newest(stream: &Arc<CudaStream>) -> Result<(), Error> {
+    let module = ktrace_runtime::load_module_variant(stream.context(), &kernels::SERVING, true)?;
+    let bump = module.load_function("bump")?;
+    let probe = module.load_function("launch_probe")?;
+    let path = "serving_newest.ktrace";
+    let config = ContinuousConfig {
+        capture: path.into(),
+        arena_bytes: 64 << 20,
+        poll: Duration::from_millis(5),
+        ..ContinuousConfig::default()
+    };
+    let mut session = ContinuousSession::new(stream, config, REGIONS)?;
+    let mut c = SiteConfig::new("probe_newest", (8, 1, 1), (128, 1, 1));
+    c.cap = 32;
+    c.slabs = 8;
+    c.when_full = WhenFull::KeepNewest;
+    let arg = session.site(c)?.arg();
+    let mut counter = stream.alloc_zeros::<u32>(1)?;
+    let mut sink = stream.alloc_zeros::<u32>(1)?;
+    let (spin, launches) = (20000i32, 3000u32);
+    let started = Instant::now();
+    for _ in 0..launches {
+        let mut l = stream.launch_builder(&bump);
+        l.arg(&mut counter);
+        unsafe { l.launch(cfg_threads(1, 32)) }?;
+        let mut l = stream.launch_builder(&probe);
+        l.arg(&counter).arg(&spin).arg(&mut sink).arg(&arg);
+        unsafe { l.launch(cfg_threads(8, 128)) }?;
+    }
+    stream.synchronize()?;
+    let wall = started.elapsed().as_secs_f64();
+    let report = session.finish()?;
+    let capture = Capture::read(path)?;
+    let (checked, wrong) = launch_counts_read(&capture)?;
+    let epochs: Vec<u32> = capture
+        .launches
+        .iter()
+        .filter_map(|l| l.origin.map(|o| o.epoch))
+        .collect();
+    // Whole: every slot of every drained launch opened and flushed by that
+    // launch's warp.
+    let mut partial = 0usize;
+    for l in &capture.launches {
+        let epoch = l.origin.expect("a site's launch").epoch;
+        let b = l.buffer()?;
+        let whole = b.slots().all(|s| {
+            let m = s.meta();
+            m.is_opened() && m.is_flushed() && m.launch == epoch
+        });
+        partial += usize::from(!whole);
+    }
+    let site = &report.sites[0];
+    let tail: Vec<u32> = (launches - 7..launches).collect();
+    println!(
+        "newest: {launches} launches in {wall:.3} s, {} drained, {} overwritten, {checked} \
+         records checked, {wrong} wrong, {partial} drained launches not whole, {} stale slots; \
+         the last drained: {:?}",
+        capture.launches.len(),
+        site.dropped,
+        report.stale_slots,
+        &epochs[epochs.len().saturating_sub(7)..]
+    );
+    let in_order = epochs.windows(2).all(|w| w[0] < w[1]);
+    if wrong > 0
+        || checked == 0
+        || partial > 0
+        || report.stale_slots > 0
+        || site.dropped == 0
+        || capture.launches.len() as u64 + site.dropped != u64::from(launches)
+        || !in_order
+        || epochs[epochs.len().saturating_sub(7)..] != tail[..]
+        || capture.sites.first().map(|s| s.when_full) != Some(WhenFull::KeepNewest)
+    {
+        fail("keep-newest check failed");
+    }
+    println!("newest: ok");
     Ok(())
 }
 

@@ -640,6 +640,7 @@ fn v3_capture() -> Capture {
         launches: 40,
         kept: 3,
         dropped: 1,
+        when_full: Default::default(),
     };
     Capture {
         device: DeviceInfo {

@@ -134,6 +134,12 @@ typedef struct ktrace_arg {
 /* The slab of a launch that records nothing: the keep rule did not choose
  * it, or its slab was still waiting to be drained. */
 #define KTRACE_SLAB_NONE 0xffffffffu
+/* Set in a site's `slab_count` when the site keeps the newest launches once
+ * its ring is full: a kept launch then always writes slab (kept number) %
+ * slab_count, over a launch the host may not have drained yet (the bit
+ * makes `kept - drained < slab_count` hold, and the slab index masks it
+ * off). The host counts the launches so lost. */
+#define KTRACE_SLAB_NEWEST 0x80000000u
 
 /* Which launches of a site are kept (layout version 4): launch n is kept
  * when from <= n < until and (n - from) % every == 0, as the site's kept
@@ -163,7 +169,8 @@ typedef struct ktrace_keep {
  * same wait it reads `keep`, the ring's state and `triggered`, and records into slab
  * (kept number) % slab_count if launch n is kept and that slab is drained
  * (kept number - drained < slab_count); a kept launch whose slab still
- * waits is dropped by that warp, which adds 1 to `dropped`. Its slot's
+ * waits is dropped by that warp, which adds 1 to `dropped`, unless the
+ * site keeps the newest launches (KTRACE_SLAB_NEWEST). Its slot's
  * `launch` is n. The warp of slot 0 writes `done` = {n, kept launches
  * before n}: every launch before n has ended, so their slabs are complete.
  * With `triggered` and triggers_asked beyond the launches granted so far
@@ -189,7 +196,8 @@ typedef struct ktrace_site {
                             *       launch; slot 0 of a triggered or
                             *       held site)                             */
   uint32_t reserved1[4];   /*  32: zero                                    */
-  uint32_t slab_count;     /*  48: slabs in the ring, a power of two (host) */
+  uint32_t slab_count;     /*  48: slabs in the ring, a power of two, |
+                            *       KTRACE_SLAB_NEWEST (host)              */
   uint32_t drained;        /*  52: kept launches copied out (host)         */
   uint32_t triggers_asked; /*  56: launches asked for (host)               */
   uint32_t triggered;      /*  60: KTRACE_KEEP_* below (host), 0: neither  */

@@ -503,6 +503,7 @@ pub fn continuous_capture() -> Capture {
         launches,
         kept,
         dropped,
+        when_full: Default::default(),
     };
     Capture {
         regions: crate::format::regions::Regions::from_table(SAMPLE_REGIONS),

@@ -117,6 +117,7 @@ fn write_v3(from: &Path, to: &Path) -> Vec<u8> {
         launches: 20,
         kept: 2,
         dropped: 0,
+        when_full: Default::default(),
     };
     c.steps = vec![HostStep {
         name: "step".into(),

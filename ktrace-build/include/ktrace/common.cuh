@@ -295,8 +295,10 @@ __device__ __noinline__ uint64_t site_open(uint64_t site, uint32_t slot, bool ta
     uint32_t slab = KTRACE_SLAB_NONE;
     if (in && rem == 0u) {
       const uint32_t kept = base + q;
+      // With KTRACE_SLAB_NEWEST set in slab_count the test always holds
+      // and the launch writes over its slab, drained or not.
       if (kept - drained < slab_count) {
-        slab = kept & (slab_count - 1u);
+        slab = kept & (slab_count - 1u) & ~KTRACE_SLAB_NEWEST;
       } else {
         asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(
                          site + offsetof(ktrace_site, dropped))

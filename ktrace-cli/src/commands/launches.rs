@@ -12,6 +12,7 @@ use ktrace_runtime::export::launches::{
     LaunchInfo, LaunchSelection, OUTLIER_FACTOR,
 };
 use ktrace_runtime::format::capture::{Capture, StreamEnd};
+use ktrace_runtime::format::site::WhenFull;
 
 use super::check_read;
 use crate::cli::LaunchesArgs;
@@ -78,12 +79,17 @@ pub fn facts_text(
         .iter()
         .filter(|s| s.dropped > 0 && chosen(&s.kernel))
     {
+        let why = match s.when_full {
+            WhenFull::DropNew => "chosen, but no slab was free",
+            WhenFull::KeepNewest => "the ring was full: newer launches wrote over them",
+        };
         let _ = writeln!(
             out,
-            "warning: site {} ({}): {} dropped (chosen, but no slab was free); {} of {} kept",
+            "warning: site {} ({}): {} {} ({why}); {} of {} kept",
             s.site,
             name(&s.kernel),
             plural(s.dropped as usize, "launch", "launches"),
+            s.when_full.lost(),
             s.kept,
             s.launches
         );

@@ -112,6 +112,45 @@ pub struct HostStep {
     pub end_ns: u64,
 }
 
+/// What a site does with a kept launch when its ring is full (every slab
+/// holds a kept launch the host has not drained yet). Either way nothing
+/// is lost silently: the launches lost are counted, in the capture's site
+/// record and on the screen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WhenFull {
+    /// The new launch records nothing (its warps count themselves in the
+    /// site's `dropped`): the capture keeps the oldest launches and the
+    /// ring takes new ones once the drain has freed it.
+    #[default]
+    DropNew,
+    /// The new launch writes over the oldest slab not yet drained: the
+    /// capture keeps the newest launches, and the drain counts those
+    /// overwritten before it could copy them. Needs a ring of 4 slabs or
+    /// more.
+    KeepNewest,
+}
+
+impl WhenFull {
+    /// What became of the launches a full ring lost, for messages:
+    /// "dropped" (new ones) or "overwritten" (old ones).
+    pub fn lost(self) -> &'static str {
+        match self {
+            WhenFull::DropNew => "dropped",
+            WhenFull::KeepNewest => "overwritten",
+        }
+    }
+
+    /// The smallest ring this policy works with: a site that keeps the
+    /// newest launches copies only slabs no running launch can be writing,
+    /// at most the ring less one.
+    pub fn min_slabs(self) -> u32 {
+        match self {
+            WhenFull::DropNew => 2,
+            WhenFull::KeepNewest => 4,
+        }
+    }
+}
+
 /// One site of a continuous session and what became of its launches: its
 /// kernel, how many launches it saw, kept, dropped (chosen, but no slab was
 /// free) and left out (not chosen by the keep rule).
@@ -126,9 +165,14 @@ pub struct SiteRecord {
     /// Launches written to a slab (the capture holds those that were
     /// drained).
     pub kept: u64,
-    /// Launches the keep rule chose that found every slab still waiting to
-    /// be drained: lost, and counted here.
+    /// Launches the keep rule chose that were lost because every slab still
+    /// waited to be drained: with [`WhenFull::DropNew`] the new launches
+    /// that recorded nothing, with [`WhenFull::KeepNewest`] the old ones
+    /// written over before they were drained.
     pub dropped: u64,
+    /// What the site did when its ring was full (bit 0 of the site
+    /// record's flags: it kept the newest launches).
+    pub when_full: WhenFull,
 }
 
 /// How a capture file that is written as the program runs ended.

@@ -307,6 +307,9 @@ impl KtraceArg {
 pub const ARG_SITE: u32 = 0x8000_0000;
 /// `KTRACE_SLAB_NONE`: the slab of a launch that records nothing.
 pub const SLAB_NONE: u32 = 0xffff_ffff;
+/// `KTRACE_SLAB_NEWEST`, set in a site's `slab_count` when the site keeps
+/// the newest launches once its ring is full (see [`Site::ring`]).
+pub const SLAB_NEWEST: u32 = 0x8000_0000;
 /// `KTRACE_KEEP_TRIGGERED`: a site's `triggered` when it keeps the
 /// launches the host asks for.
 pub const KEEP_TRIGGERED: u32 = 1;
@@ -359,7 +362,9 @@ pub struct Site {
     pub keep: SiteKeep,
     /// Zero.
     pub reserved1: [u32; 4],
-    /// Slabs in the ring, a power of two.
+    /// Slabs in the ring, a power of two, with [`SLAB_NEWEST`] set when a
+    /// kept launch writes over a slab not yet drained ([`Site::ring`],
+    /// [`Site::keeps_newest`]).
     pub slab_count: u32,
     /// Kept launches the host has copied out.
     pub drained: u32,
@@ -385,6 +390,17 @@ pub fn site_counter_bytes(warps: u32) -> u64 {
 }
 
 impl Site {
+    /// Slabs in the ring: `slab_count` without [`SLAB_NEWEST`].
+    pub fn ring(&self) -> u32 {
+        self.slab_count & !SLAB_NEWEST
+    }
+
+    /// Whether a kept launch writes its slab even when the host has not
+    /// drained it yet (the site keeps the newest launches).
+    pub fn keeps_newest(&self) -> bool {
+        self.slab_count & SLAB_NEWEST != 0
+    }
+
     /// Reads a site from its 128 little-endian bytes.
     pub fn from_bytes(b: &[u8; SITE_BYTES]) -> Self {
         let w = |i: usize| u32_at(b, 4 * i);

@@ -379,6 +379,7 @@ impl<S: Source> Reader<S> {
             launches,
             kept,
             dropped,
+            when_full: Default::default(),
         })
     }
 

@@ -18,9 +18,11 @@ use crate::format::buffer::LaunchBuffer;
 use crate::format::capture::{LaunchCapture, LaunchOrigin};
 use crate::format::layout::{
     site_counter_bytes, Site, SiteKeep, SlotMeta, KEEP_HELD_CLOSED, KEEP_HELD_OPEN, KEEP_OPEN_END,
-    KEEP_TRIGGERED, META_BYTES, SITE_BYTES,
+    KEEP_TRIGGERED, META_BYTES, SITE_BYTES, SLAB_NEWEST,
 };
 use crate::format::shape::LaunchShape;
+
+pub use crate::format::contents::WhenFull;
 
 /// Which launches of a site are traced. The device applies it as each
 /// launch's warps open, with no host call per launch.
@@ -192,6 +194,13 @@ impl SiteModel {
         }
     }
 
+    /// The same site, keeping the newest launches when its ring is full
+    /// ([`WhenFull::KeepNewest`]: [`SLAB_NEWEST`] set in `slab_count`).
+    pub fn keeping_newest(mut self) -> Self {
+        self.site.slab_count |= SLAB_NEWEST;
+        self
+    }
+
     /// The warp of `slot` opens: takes its ticket and returns its launch
     /// and the slab it writes (`None`: it records nothing, and if its
     /// launch was kept it counted itself in `dropped`).
@@ -231,8 +240,9 @@ impl SiteModel {
             }
         }
         let slab = kept_number(&rule, n).and_then(|k| {
+            // As the device: with SLAB_NEWEST set the test always holds.
             if k.wrapping_sub(s.drained) < s.slab_count {
-                Some(k & (s.slab_count - 1))
+                Some(k & (s.slab_count - 1) & !SLAB_NEWEST)
             } else {
                 s.dropped = s.dropped.wrapping_add(1);
                 None
@@ -352,6 +362,77 @@ pub fn drain_plan(
         plan.drained = drained.wrapping_add(seen);
     }
     Ok(plan)
+}
+
+/// Kept launches of the site that a warp has opened, or may be opening:
+/// those before slot 0's launch counter (`launches`, which slot 0's warp
+/// raised at its open) under the rule as read. The launch after them may
+/// have begun too (its other warps can open before slot 0's); none later,
+/// since the site's launches never overlap.
+pub fn opened_kept(now: &SiteRead) -> u32 {
+    kept_before(&now.site.keep, now.launches)
+}
+
+/// The drain plan of a site that keeps the newest launches
+/// ([`WhenFull::KeepNewest`]), for kept launches `drained..complete` of a
+/// ring of `slab_count` slabs, `opened` of them opened ([`opened_kept`]),
+/// copying at most `most`. Kept launch `k` is in slab `k % slab_count`;
+/// the launch that may be writing now is kept launch `opened` at most, so
+/// the slab of `k` is intact only while `k + slab_count > opened`. The
+/// launches before the first such one were overwritten or may be: they are
+/// counted in `dropped` and skipped. The copies are checked again after
+/// they are made ([`overwritten_during`]).
+pub fn newest_plan(
+    slab_count: u32,
+    drained: u32,
+    complete: u32,
+    opened: u32,
+    most: u32,
+) -> Result<DrainPlan> {
+    if !slab_count.is_power_of_two() {
+        return Err(Error::Corrupt(format!(
+            "a site's ring of {slab_count} slabs (not a power of two)"
+        )));
+    }
+    let ended = complete.wrapping_sub(drained) as i32;
+    if ended <= 0 {
+        return Ok(DrainPlan {
+            copy: Vec::new(),
+            dropped: 0,
+            drained,
+        });
+    }
+    // The launches that may have been written over are skipped, but never
+    // past those that have ended.
+    let intact_from = opened.wrapping_add(1).wrapping_sub(slab_count);
+    let skip = (intact_from.wrapping_sub(drained) as i32).clamp(0, ended) as u32;
+    let start = drained.wrapping_add(skip);
+    let n = complete
+        .wrapping_sub(start)
+        .min(most.max(1))
+        .min(slab_count);
+    Ok(DrainPlan {
+        copy: (0..n)
+            .map(|i| start.wrapping_add(i) & (slab_count - 1))
+            .collect(),
+        dropped: skip,
+        drained: start.wrapping_add(n),
+    })
+}
+
+/// Of `copied` kept launches copied from a ring of `slab_count` slabs, the
+/// oldest being kept launch `first`, how many a launch may have written
+/// over while they were copied: those not intact by the site's state read
+/// after the copies, `opened` ([`opened_kept`]) kept launches opened (see
+/// [`newest_plan`]). They are the oldest `n` of the copies.
+pub fn overwritten_during(first: u32, copied: u32, slab_count: u32, opened: u32) -> u32 {
+    let intact_from = opened.wrapping_add(1).wrapping_sub(slab_count);
+    let lost = intact_from.wrapping_sub(first);
+    if lost as i32 > 0 {
+        lost.min(copied)
+    } else {
+        0
+    }
 }
 
 /// Slabs of a site's ring: `asked` if not 0 (it must be a power of two),

@@ -31,8 +31,8 @@ use crate::error::{Error, Result};
 use crate::format::clock_sync::ClockSync;
 use crate::format::compact::{compact_len, write_compact};
 use crate::format::contents::{
-    Capture, DeviceInfo, HostStep, LaunchCapture, SiteRecord, StreamEnd, FORMAT_VERSION, MAGIC,
-    MAX_NAME_BYTES,
+    Capture, DeviceInfo, HostStep, LaunchCapture, SiteRecord, StreamEnd, WhenFull, FORMAT_VERSION,
+    MAGIC, MAX_NAME_BYTES,
 };
 use crate::format::layout::{LAYOUT_VERSION, OLDEST_LAYOUT_VERSION};
 use crate::format::reader::{
@@ -56,6 +56,10 @@ const KIND_SITE: u32 = 4;
 const KIND_END: u32 = 5;
 /// Record kind: one launch's PC samples.
 const KIND_STALLS: u32 = 6;
+/// A site record's flag: the site kept the newest launches when its ring
+/// was full ([`WhenFull::KeepNewest`]). Readers ignore the flags of other
+/// kinds.
+const SITE_KEEPS_NEWEST: u32 = 1;
 
 /// Writes a capture file (format version 3) a record at a time: the head
 /// when it is made, then each launch, clock sync, step and site record as
@@ -121,7 +125,11 @@ impl<W: Write> CaptureWriter<W> {
 
     /// Writes a record of `kind` whose payload is `payload`.
     fn record(&mut self, kind: u32, payload: &[u8]) -> Result<()> {
-        self.put(&record_header(kind, payload.len() as u64))?;
+        self.record_flagged(kind, 0, payload)
+    }
+
+    fn record_flagged(&mut self, kind: u32, flags: u32, payload: &[u8]) -> Result<()> {
+        self.put(&record_header(kind, flags, payload.len() as u64))?;
         self.put(payload)?;
         self.records += 1;
         Ok(())
@@ -146,7 +154,7 @@ impl<W: Write> CaptureWriter<W> {
         let stored = compact_len(&buffer);
         let head = launch_header(launch, stored);
         let payload = head.len() as u64 + launch.kernel.len() as u64 + stored;
-        self.put(&record_header(KIND_LAUNCH, payload))?;
+        self.put(&record_header(KIND_LAUNCH, 0, payload))?;
         self.put(&head)?;
         self.put(launch.kernel.as_bytes())?;
         write_compact(&buffer, &mut self.w).map_err(|e| Error::io(&self.path, e))?;
@@ -195,7 +203,11 @@ impl<W: Write> CaptureWriter<W> {
             p.extend_from_slice(&v.to_le_bytes());
         }
         p.extend_from_slice(site.kernel.as_bytes());
-        self.record(KIND_SITE, &p)
+        let flags = match site.when_full {
+            WhenFull::DropNew => 0,
+            WhenFull::KeepNewest => SITE_KEEPS_NEWEST,
+        };
+        self.record_flagged(KIND_SITE, flags, &p)
     }
 
     /// Appends the PC samples of one launch.
@@ -215,7 +227,7 @@ impl<W: Write> CaptureWriter<W> {
         let mut p = Vec::with_capacity(16);
         p.extend_from_slice(&self.launches.to_le_bytes());
         p.extend_from_slice(&self.records.to_le_bytes());
-        self.put(&record_header(KIND_END, p.len() as u64))?;
+        self.put(&record_header(KIND_END, 0, p.len() as u64))?;
         self.put(&p)?;
         self.flush()?;
         Ok(self.w)
@@ -242,9 +254,10 @@ fn check_name(name: &str, what: &str) -> Result<()> {
     Ok(())
 }
 
-fn record_header(kind: u32, len: u64) -> [u8; RECORD_HEADER_BYTES as usize] {
+fn record_header(kind: u32, flags: u32, len: u64) -> [u8; RECORD_HEADER_BYTES as usize] {
     let mut h = [0u8; RECORD_HEADER_BYTES as usize];
     h[0..4].copy_from_slice(&kind.to_le_bytes());
+    h[4..8].copy_from_slice(&flags.to_le_bytes());
     h[8..16].copy_from_slice(&len.to_le_bytes());
     h
 }
@@ -495,14 +508,14 @@ impl<S: Source> RecordReader<S> {
                 return Ok(self.cut(at, left));
             }
             let kind = self.r.u32("record kind")?;
-            let _flags = self.r.u32("record flags")?;
+            let flags = self.r.u32("record flags")?;
             let len = self.r.u64("record length")?;
             if len > self.r.left() {
                 return Ok(self.cut(at, left));
             }
             let file_end = self.r.end;
             self.r.end = self.r.pos + len;
-            let record = self.payload(kind, len).map_err(|e| match e {
+            let record = self.payload(kind, flags, len).map_err(|e| match e {
                 Error::Truncated {
                     what,
                     needed,
@@ -534,7 +547,7 @@ impl<S: Source> RecordReader<S> {
 
     /// The payload of a record of `kind` and `len` bytes; `None` for a kind
     /// this build does not know (skipped).
-    fn payload(&mut self, kind: u32, len: u64) -> Result<Option<Record>> {
+    fn payload(&mut self, kind: u32, flags: u32, len: u64) -> Result<Option<Record>> {
         let r = &mut self.r;
         Ok(Some(match kind {
             KIND_LAUNCH => {
@@ -545,7 +558,14 @@ impl<S: Source> RecordReader<S> {
             }
             KIND_CLOCK_SYNC => Record::ClockSync(r.clock_sync("clock sync record")?),
             KIND_STEP => Record::Step(r.step()?),
-            KIND_SITE => Record::Site(r.site()?),
+            KIND_SITE => Record::Site(SiteRecord {
+                when_full: if flags & SITE_KEEPS_NEWEST != 0 {
+                    WhenFull::KeepNewest
+                } else {
+                    WhenFull::DropNew
+                },
+                ..r.site()?
+            }),
             KIND_STALLS => Record::Stalls(StallSamples::from_payload(&r.vec(len, "PC samples")?)?),
             KIND_END => {
                 let launches = r.u64("end record's launch count")?;

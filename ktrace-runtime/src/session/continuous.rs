@@ -19,10 +19,14 @@ use cudarc::driver::{result as cu, CudaSlice, CudaStream, DevicePtr};
 use crate::error::{Error, Result};
 use crate::format::capture::{DeviceInfo, HostStep, LaunchCapture, SiteRecord};
 use crate::format::clock_sync::ClockSync;
-use crate::format::layout::{KtraceArg, Site, ARG_SITE, KEEP_HELD_CLOSED, KEEP_HELD_OPEN};
+use crate::format::layout::{
+    KtraceArg, Site, ARG_SITE, KEEP_HELD_CLOSED, KEEP_HELD_OPEN, SLAB_NEWEST,
+};
 use crate::format::regions::Regions;
 use crate::format::shape::{BlockSampling, LaunchShape, WarpSampling};
-use crate::format::site::{initial_site, ring_slabs, site_bytes, site_head_bytes, Keep, SiteRead};
+use crate::format::site::{
+    initial_site, ring_slabs, site_bytes, site_head_bytes, Keep, SiteRead, WhenFull,
+};
 use crate::format::stream::CaptureWriter;
 use crate::histogram::Histogram;
 use crate::sizing::bytes_text;
@@ -97,6 +101,11 @@ pub struct SiteConfig {
     /// Slabs in its ring, a power of two; 0: as many as fit in half the
     /// arena left (at most 1,024, rounded down to a power of two).
     pub slabs: u32,
+    /// What a kept launch does when every slab still waits to be drained:
+    /// record nothing (the default, the capture keeps the oldest) or write
+    /// over the oldest (the capture keeps the newest). Either way the
+    /// launches lost are counted.
+    pub when_full: WhenFull,
 }
 
 impl SiteConfig {
@@ -111,6 +120,7 @@ impl SiteConfig {
             blocks: BlockSampling::All,
             keep: Keep::All,
             slabs: 0,
+            when_full: WhenFull::DropNew,
         }
     }
 }
@@ -323,17 +333,25 @@ impl ContinuousSession {
         let slab_count = ring_slabs(config.slabs, left, head_bytes, slab_bytes)
             .map_err(|e| Error::Config(format!("site {}: {e}", config.kernel)))?;
         let bytes = site_bytes(&shape, slab_count).unwrap_or(u64::MAX);
-        if slab_count < 2 || bytes > left {
+        let least = config.when_full.min_slabs();
+        if slab_count < least || bytes > left {
             return Err(Error::Config(format!(
                 "site {}: {slab_count} slab(s) of {} in the {} left of the arena; a site \
-                 needs 2 or more (give the session a larger arena_bytes, or this site fewer \
-                 blocks, warps or entries)",
+                 {}needs {least} or more (give the session a larger arena_bytes, or this site \
+                 fewer blocks, warps or entries)",
                 config.kernel,
                 bytes_text(slab_bytes),
-                bytes_text(left)
+                bytes_text(left),
+                match config.when_full {
+                    WhenFull::DropNew => "",
+                    WhenFull::KeepNewest => "that keeps the newest launches ",
+                }
             )));
         }
-        let state = initial_site(warps, slab_count, config.keep);
+        let mut state = initial_site(warps, slab_count, config.keep);
+        if config.when_full == WhenFull::KeepNewest {
+            state.slab_count |= SLAB_NEWEST;
+        }
         let addr = self.base + self.used;
         // SAFETY: the site lies inside the arena, which the session owns.
         unsafe {
@@ -466,6 +484,7 @@ impl ContinuousSession {
                 launches: u64::from(s.last.launches),
                 kept: s.written,
                 dropped: s.dropped,
+                when_full: s.config.when_full,
             })
             .collect();
         let durations = sites.iter().map(|s| s.durations.clone()).collect();
@@ -612,15 +631,23 @@ fn print_report(r: &ContinuousReport) {
     );
     for s in &r.sites {
         eprintln!(
-            "ktrace: site {} {}: {} launches, {} kept, {} dropped",
-            s.site, s.kernel, s.launches, s.kept, s.dropped
+            "ktrace: site {} {}: {} launches, {} kept, {} {}",
+            s.site,
+            s.kernel,
+            s.launches,
+            s.kept,
+            s.dropped,
+            s.when_full.lost()
         );
         if s.dropped > 0 {
             eprintln!(
-                "ktrace: warning: site {} {}: {} launches dropped: the ring was full (drain \
+                "ktrace: warning: site {} {}: {} launches {}: the ring was full (drain \
                  slower than the launches; give the session a larger arena, or keep fewer \
                  launches)",
-                s.site, s.kernel, s.dropped
+                s.site,
+                s.kernel,
+                s.dropped,
+                s.when_full.lost()
             );
         }
     }

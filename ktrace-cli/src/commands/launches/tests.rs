@@ -74,6 +74,18 @@ fn per_kernel_table_with_outliers_and_dropped_sites() {
 }
 
 #[test]
+fn a_site_that_kept_the_newest_says_its_losses_were_overwritten() {
+    let mut cap = continuous_capture();
+    cap.sites[0].when_full = ktrace_runtime::format::site::WhenFull::KeepNewest;
+    let out = text(&cap, &sel(&[], None), false).unwrap();
+    assert_eq!(
+        out.lines().next().unwrap(),
+        "warning: site 0 (gemm): 2 launches overwritten (the ring was full: newer launches wrote \
+         over them); 5 of 9 kept"
+    );
+}
+
+#[test]
 fn each_launch_with_its_site_start_and_steps() {
     let out = text(
         &continuous_capture(),

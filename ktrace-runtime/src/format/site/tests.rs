@@ -370,3 +370,201 @@ fn overlapping_launches_in_one_slab_are_reported() {
     let (_, r) = slab_launch(raw, &s, 0, 0, "k", None).unwrap();
     assert_eq!(r.extra_grids, 1);
 }
+
+/// What a slab of the simulated device holds: the launch last written
+/// into it, a count of writes (every open and flush of a warp writes) and
+/// how many of that launch's warps have flushed.
+#[derive(Clone, Copy, Default)]
+struct SlabTruth {
+    launch: Option<u32>,
+    writes: u64,
+    flushed: u32,
+}
+
+/// A tiny deterministic generator for the schedules below.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// One device step of the launch in progress (`opened`, `flushed`: its
+/// slots' states): a warp that has not opened opens, or one that opened
+/// flushes. Returns false once the launch has ended.
+fn device_step(
+    s: &mut SiteModel,
+    truth: &mut [SlabTruth],
+    opened: &mut [Option<(u32, Option<u32>)>],
+    flushed: &mut [bool],
+    rng: &mut Lcg,
+) -> bool {
+    let warps = opened.len();
+    let can: Vec<usize> = (0..warps)
+        .filter(|&w| opened[w].is_none() || !flushed[w])
+        .collect();
+    let Some(&w) = can.get(rng.below(can.len().max(1) as u64) as usize) else {
+        return false;
+    };
+    match opened[w] {
+        None => {
+            let (n, slab) = s.open(w);
+            opened[w] = Some((n, slab));
+            if let Some(k) = slab {
+                let t = &mut truth[k as usize];
+                if t.launch != Some(n) {
+                    *t = SlabTruth {
+                        launch: Some(n),
+                        writes: t.writes,
+                        flushed: 0,
+                    };
+                }
+                t.writes += 1;
+            }
+        }
+        Some((_, slab)) => {
+            flushed[w] = true;
+            if let Some(k) = slab {
+                s.flush();
+                let t = &mut truth[k as usize];
+                t.writes += 1;
+                t.flushed += 1;
+            }
+        }
+    }
+    true
+}
+
+/// Device steps while a round's copies are made: now and then enough for
+/// a launch to write over a slab being copied.
+fn steps_during_copy(tick: u64, seed: u64) -> u64 {
+    (tick.wrapping_mul(2654435761) ^ seed) % 48
+}
+
+#[test]
+fn keeping_the_newest_hands_over_only_intact_launches_and_counts_the_rest() {
+    let (mut any_lost, mut any_caught) = (false, false);
+    for seed in 0..40u64 {
+        let mut rng = Lcg(seed);
+        let warps = 1 + (seed % 3) as usize;
+        let ring = [4u32, 8][(seed / 3 % 2) as usize];
+        let keep = [Keep::All, Keep::Every(2)][(seed / 6 % 2) as usize];
+        let mut s = SiteModel::new(warps as u32, ring, keep).keeping_newest();
+        assert!(s.site.keeps_newest() && s.site.ring() == ring);
+        let mut truth = vec![SlabTruth::default(); ring as usize];
+        let launches = 120u32;
+        let mut opened = vec![None; warps];
+        let mut flushed = vec![false; warps];
+        let (mut drained, mut last) = (0u32, None::<SiteRead>);
+        let (mut handed, mut lost) = (Vec::new(), 0u32);
+        // The host polls less often for some seeds: the ring overflows.
+        let host_every = 2 + seed % 7;
+        let mut device_done = false;
+        let mut tick = 0u64;
+        loop {
+            tick += 1;
+            // One step of the device; the next launch once one has ended.
+            let mut tick_device =
+                |s: &mut SiteModel, truth: &mut Vec<SlabTruth>, done: &mut bool| {
+                    if !*done && !device_step(s, truth, &mut opened, &mut flushed, &mut rng) {
+                        if s.read().launches == launches {
+                            *done = true;
+                        } else {
+                            opened.iter_mut().for_each(|o| *o = None);
+                            flushed.iter_mut().for_each(|f| *f = false);
+                        }
+                    }
+                };
+            if !device_done && tick % host_every != 0 {
+                tick_device(&mut s, &mut truth, &mut device_done);
+                continue;
+            }
+            // A drain round: the plan from one read.
+            let now = s.read();
+            let complete = complete_kept(last.as_ref(), &now);
+            let plan = newest_plan(ring, drained, complete, opened_kept(&now), 3).unwrap();
+            let first = drained.wrapping_add(plan.dropped);
+            // The copies begin: what each slab holds then.
+            let before: Vec<SlabTruth> = plan.copy.iter().map(|&k| truth[k as usize]).collect();
+            // The device runs on while they are made.
+            for _ in 0..steps_during_copy(tick, seed) {
+                tick_device(&mut s, &mut truth, &mut device_done);
+            }
+            let after = s.read();
+            let over = overwritten_during(first, plan.copy.len() as u32, ring, opened_kept(&after));
+            for (i, (&k, b)) in plan.copy.iter().zip(&before).enumerate() {
+                let intact = truth[k as usize].writes == b.writes && b.flushed == warps as u32;
+                if (i as u32) < over {
+                    any_caught |= !intact;
+                    continue;
+                }
+                assert!(
+                    intact,
+                    "seed {seed}: kept launch {} handed over torn",
+                    first + i as u32
+                );
+                let n = b.launch.unwrap();
+                let rule = s.site.keep;
+                assert_eq!(kept_number(&rule, n), Some(first + i as u32), "seed {seed}");
+                handed.push(n);
+            }
+            lost += plan.dropped + over;
+            any_lost |= plan.dropped + over > 0;
+            drained = plan.drained;
+            s.site.drained = drained;
+            last = Some(now);
+            if device_done && drained == opened_kept(&s.read()) {
+                break;
+            }
+        }
+        let kept = opened_kept(&s.read());
+        assert_eq!(
+            handed.len() as u32 + lost,
+            kept,
+            "seed {seed}: every kept launch accounted for"
+        );
+        assert!(
+            handed.windows(2).all(|w| w[0] < w[1]),
+            "seed {seed}: in order"
+        );
+        // The newest launches are there: at least the ring less one.
+        let newest: Vec<u32> = (0..launches).filter(|&n| keep.keeps(n)).collect();
+        let tail = &newest[newest.len() - (ring - 1) as usize..];
+        assert_eq!(&handed[handed.len() - tail.len()..], tail, "seed {seed}");
+        // The device never drops a launch of a site that keeps the newest.
+        assert_eq!(s.site.dropped, 0);
+    }
+    assert!(
+        any_lost && any_caught,
+        "the schedules overflow the ring ({any_lost}) and tear a copy ({any_caught})"
+    );
+}
+
+#[test]
+fn a_newest_plan_skips_the_slabs_a_running_launch_may_write() {
+    // 8 slabs, kept launches 0..20 ended, 21 opened: 14..=20 are intact
+    // (21 writes over 13); 13 may be torn too (the launch after 20 may
+    // have begun before slot 0 opened it, and then writes over 13).
+    let p = newest_plan(8, 0, 20, 21, 64).unwrap();
+    assert_eq!(p.dropped, 14);
+    assert_eq!(p.copy, [6, 7, 0, 1, 2, 3]);
+    assert_eq!(p.drained, 20);
+    // Caught up: nothing skipped, at most `most` copied.
+    let p = newest_plan(8, 18, 21, 22, 2).unwrap();
+    assert_eq!((p.dropped, p.copy.clone(), p.drained), (0, vec![2, 3], 20));
+    // Nothing ended: nothing to do.
+    assert_eq!(newest_plan(8, 5, 5, 9, 4).unwrap().copy, Vec::<u32>::new());
+    // Never skips past the launches that have ended.
+    let p = newest_plan(4, 0, 3, 40, 8).unwrap();
+    assert_eq!((p.dropped, p.copy.len(), p.drained), (3, 0, 3));
+    // Copies of 14..17 checked after: 23 opened meanwhile writes over 15.
+    assert_eq!(overwritten_during(14, 4, 8, 23), 2);
+    assert_eq!(overwritten_during(14, 4, 8, 21), 0);
+    assert_eq!(overwritten_during(14, 4, 8, 40), 4);
+    assert!(newest_plan(6, 0, 1, 1, 1).is_err());
+}

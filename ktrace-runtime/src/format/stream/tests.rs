@@ -50,6 +50,7 @@ fn site(launches: u64) -> SiteRecord {
         launches,
         kept: launches / 2,
         dropped: 1,
+        when_full: WhenFull::DropNew,
     }
 }
 
@@ -69,7 +70,14 @@ fn full_capture() -> Capture {
         }],
         clock_syncs: vec![sync(0), sync(1)],
         steps: vec![step(0), step(1)],
-        sites: vec![site(12), SiteRecord { site: 4, ..site(3) }],
+        sites: vec![
+            site(12),
+            SiteRecord {
+                site: 4,
+                when_full: WhenFull::KeepNewest,
+                ..site(3)
+            },
+        ],
         stalls: vec![stall_samples(1)],
         stream_end: None,
     }
@@ -133,7 +141,7 @@ fn records_at(b: &[u8]) -> usize {
 
 /// A record of `kind` with `payload`.
 fn record(kind: u32, payload: &[u8]) -> Vec<u8> {
-    let mut r = record_header(kind, payload.len() as u64).to_vec();
+    let mut r = record_header(kind, 0, payload.len() as u64).to_vec();
     r.extend_from_slice(payload);
     r
 }
@@ -325,7 +333,7 @@ fn a_corrupt_complete_record_is_an_error() {
     // A payload longer than its fields, and one shorter.
     for len in [40u64, 24] {
         let mut bad = b[..at].to_vec();
-        bad.extend_from_slice(&record_header(KIND_CLOCK_SYNC, len));
+        bad.extend_from_slice(&record_header(KIND_CLOCK_SYNC, 0, len));
         bad.extend_from_slice(&b[at + 16..at + 48]);
         bad.resize(at + 16 + len as usize, 0);
         let e = Capture::from_bytes(&bad).unwrap_err();

@@ -15,7 +15,8 @@ use crate::error::{Error, Result};
 use crate::format::layout::{Site, SlotMeta, META_BYTES};
 use crate::format::shape::LaunchShape;
 use crate::format::site::{
-    complete_kept, drain_plan, gpu_span, opened_after, slab_launch, SiteRead,
+    complete_kept, drain_plan, gpu_span, newest_plan, opened_after, opened_kept,
+    overwritten_during, slab_launch, DrainPlan, SiteRead,
 };
 
 use super::super::device::driver;
@@ -132,25 +133,13 @@ impl Drainer {
         for (i, (v, state)) in views.iter().zip(states).enumerate() {
             let complete = complete_kept(Some(&v.last), &state);
             let most = (STAGING_BYTES as u64 / v.slab_bytes).clamp(1, u64::from(u32::MAX)) as u32;
-            let count = state.site.slab_count;
-            // Only once warps have dropped can a slab still hold the launch
-            // drained from it: then slot 0 of every slab says which launch
-            // it holds, in one strided copy.
-            let heads = if state.site.dropped != 0 && complete.wrapping_sub(v.drained) as i32 > 0 {
-                Some(self.slab_heads(v, count)?)
+            let (plan, raws, over) = if state.site.keeps_newest() {
+                self.newest_copies(v, &state, complete, most)?
             } else {
-                None
+                let plan = self.oldest_plan(i, v, &state, complete, most)?;
+                let raws = self.copy_slabs(v, &plan.copy)?;
+                (plan, raws, 0)
             };
-            let from = self.drained_from.get(i).map_or(&[][..], Vec::as_slice);
-            let written = |slab: u32| match &heads {
-                None => true,
-                Some(h) => opened_after(
-                    &h[slab as usize],
-                    from.get(slab as usize).copied().flatten(),
-                ),
-            };
-            let plan = drain_plan(count, v.drained, complete, most, written)?;
-            let raws = self.copy_slabs(v, &plan.copy)?;
             let drained = plan.drained;
             if drained != v.drained {
                 let at = v.addr + std::mem::offset_of!(Site, drained) as u64;
@@ -160,14 +149,14 @@ impl Drainer {
                         .map_err(driver("freeing drained slabs"))?;
                 }
             }
-            let handed = self.hand_over(i, v, &plan.copy, raws)?;
+            let handed = self.hand_over(i, v, &plan.copy[over as usize..], raws)?;
             waiting |= plan.drained != complete;
             let mut s = sites.lock().expect("sites");
             let slot = &mut s[i];
             slot.drained = drained;
             slot.last = state;
             slot.written += handed.written;
-            slot.dropped += u64::from(plan.dropped) + handed.dropped;
+            slot.dropped += u64::from(plan.dropped) + u64::from(over) + handed.dropped;
             for d in handed.durations {
                 slot.durations.add(d);
             }
@@ -176,6 +165,60 @@ impl Drainer {
             .synchronize()
             .map_err(driver("freeing drained slabs"))?;
         Ok(waiting)
+    }
+
+    /// The plan of a site that drops new launches when its ring is full:
+    /// the kept launches that have ended, in order, but for those a full
+    /// ring dropped (only once warps have dropped can a slab still hold
+    /// the launch drained from it: then slot 0 of every slab says which
+    /// launch it holds, in one strided copy).
+    fn oldest_plan(
+        &mut self,
+        i: usize,
+        v: &SiteView,
+        state: &SiteRead,
+        complete: u32,
+        most: u32,
+    ) -> Result<DrainPlan> {
+        let count = state.site.ring();
+        let heads = if state.site.dropped != 0 && complete.wrapping_sub(v.drained) as i32 > 0 {
+            Some(self.slab_heads(v, count)?)
+        } else {
+            None
+        };
+        let from = self.drained_from.get(i).map_or(&[][..], Vec::as_slice);
+        let written = |slab: u32| match &heads {
+            None => true,
+            Some(h) => opened_after(
+                &h[slab as usize],
+                from.get(slab as usize).copied().flatten(),
+            ),
+        };
+        drain_plan(count, v.drained, complete, most, written)
+    }
+
+    /// The copies of a site that keeps the newest launches: the plan
+    /// ([`newest_plan`]), the slabs' bytes, and how many of the oldest
+    /// copies a launch may have written over while they were made (the
+    /// site read again after them), which are lost.
+    fn newest_copies(
+        &mut self,
+        v: &SiteView,
+        state: &SiteRead,
+        complete: u32,
+        most: u32,
+    ) -> Result<(DrainPlan, Vec<Vec<u8>>, u32)> {
+        let count = state.site.ring();
+        let plan = newest_plan(count, v.drained, complete, opened_kept(state), most)?;
+        if plan.copy.is_empty() {
+            return Ok((plan, Vec::new(), 0));
+        }
+        let mut raws = self.copy_slabs(v, &plan.copy)?;
+        let after = self.site_states(std::slice::from_ref(v))?;
+        let first = v.drained.wrapping_add(plan.dropped);
+        let over = overwritten_during(first, plan.copy.len() as u32, count, opened_kept(&after[0]));
+        raws.drain(..over as usize);
+        Ok((plan, raws, over))
     }
 
     /// Every site's state, copied with one wait.
@@ -286,7 +329,7 @@ impl Drainer {
         if self.drained_from.len() <= site {
             self.drained_from.resize(site + 1, Vec::new());
         }
-        let ring = v.last.site.slab_count as usize;
+        let ring = v.last.site.ring() as usize;
         if self.drained_from[site].len() < ring {
             self.drained_from[site].resize(ring, None);
         }
