@@ -5,8 +5,10 @@
 //! [`ContinuousSession`] with no host call per replay.
 //!
 //! `cargo run --release --example serving_loop -- MODE [--seconds S]
-//! [--arena-mib N] [--poll-us N]` (the last two: the continuous session's
-//! arena and drain poll instead of the defaults), MODE:
+//! [--arena-mib N] [--poll-us N] [--plain-l2]` (`--arena-mib` and
+//! `--poll-us`: the continuous session's arena and drain poll instead of
+//! the defaults; `--plain-l2`: the kernels built with
+//! `KTRACE_SITE_EVICT_LAST 0`), MODE:
 //! - `every`: every replay traced, warp 0 of every block (a loop's sampling);
 //! - `sampled`: 1 replay in 100, every warp;
 //! - `plain`: the same kernels launched without a graph, traced as `every`;
@@ -218,7 +220,12 @@ fn main() -> Result<(), Error> {
     if mode == "newest" {
         return newest(&stream);
     }
-    let module = &kernels::SERVING;
+    // `--plain-l2`: the kernels built without KTRACE_SITE_EVICT_LAST.
+    let module = if args.iter().any(|a| a == "--plain-l2") {
+        &kernels::SERVING_PLAIN_L2
+    } else {
+        &kernels::SERVING
+    };
     let mut step = Step::new(&stream, module, mode != "untraced")?;
     let capture =
         std::env::var("KTRACE_CAPTURE").unwrap_or_else(|_| format!("serving_{mode}.ktrace"));

@@ -38,6 +38,14 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
             ("GEMM_CONSUMER_REGS", "232"),
         ],
     ),
+    // The serving loop's kernels without the L2 evict-last policy on the
+    // site's ticket, reads and count (KTRACE_SITE_EVICT_LAST 0), for
+    // `serving_loop --plain-l2`.
+    (
+        "serving_plain_l2",
+        "examples/kernels/serving.cu",
+        &[("KTRACE_SITE_EVICT_LAST", "0")],
+    ),
     // The bf16 GEMM with time anchors by the event count
     // (KTRACE_ANCHORS_COUNT), for `gemm --bench`.
     (

@@ -116,6 +116,18 @@ static_assert(KTRACE_ANCHOR_CYCLES == 0 ||
 #if KTRACE_ANCHORS != KTRACE_ANCHORS_CLOCK && KTRACE_ANCHORS != KTRACE_ANCHORS_COUNT
 #error "ktrace: KTRACE_ANCHORS must be KTRACE_ANCHORS_CLOCK or KTRACE_ANCHORS_COUNT"
 #endif
+// Sites of a continuous session (KTRACE_ARG_SITE): 1 (the default), the
+// open's ticket and its reads of the site and the flush's count carry an
+// L2 evict-last cache policy (sm_80 and later), so that the site's lines
+// stay in the L2 between launches of kernels that stream more than the L2
+// through it (docs/continuous.md); 0, plain accesses.
+#ifndef KTRACE_SITE_EVICT_LAST
+#define KTRACE_SITE_EVICT_LAST 1
+#endif
+#if KTRACE_SITE_EVICT_LAST && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#undef KTRACE_SITE_EVICT_LAST
+#define KTRACE_SITE_EVICT_LAST 0
+#endif
 // KTRACE_ANCHORS_COUNT: entries between a warp's anchors (a power of two).
 #ifndef KTRACE_ANCHOR_EVENTS
 #define KTRACE_ANCHOR_EVENTS 16u
@@ -205,6 +217,31 @@ __device__ __noinline__ uint64_t site_open(uint64_t site, uint32_t slot, bool ta
   uint64_t r = 0;
   if (take && lane_id() == static_cast<uint32_t>(src)) {
     uint32_t n;
+    uint32_t from, until, base, every, slab_count, drained, triggered;
+#if KTRACE_SITE_EVICT_LAST
+    // The ticket and the site's words with an L2 evict-last policy: a
+    // kernel that streams more than the L2 between two launches of the
+    // site (the serving loop's weights) would otherwise evict them, and
+    // every open would wait for DRAM.
+    uint64_t keep_l2;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep_l2));
+    asm volatile("atom.relaxed.gpu.global.add.L2::cache_hint.u32 %0, [%1], 1, %2;"
+                 : "=r"(n)
+                 : "l"(site + sizeof(ktrace_site) + 4ull * slot), "l"(keep_l2)
+                 : "memory");
+    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(from), "=r"(until), "=r"(base), "=r"(every)
+                 : "l"(site + offsetof(ktrace_site, keep)), "l"(keep_l2)
+                 : "memory");
+    asm volatile("ld.global.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;"
+                 : "=r"(slab_count), "=r"(drained)
+                 : "l"(site + offsetof(ktrace_site, slab_count)), "l"(keep_l2)
+                 : "memory");
+    asm volatile("ld.global.L2::cache_hint.u32 %0, [%1], %2;"
+                 : "=r"(triggered)
+                 : "l"(site + offsetof(ktrace_site, triggered)), "l"(keep_l2)
+                 : "memory");
+#else
     asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
                  : "=r"(n)
                  : "l"(site + sizeof(ktrace_site) + 4ull * slot)
@@ -215,7 +252,6 @@ __device__ __noinline__ uint64_t site_open(uint64_t site, uint32_t slot, bool ta
     // keep rule, the ring's state and `triggered` (not `triggers_asked`,
     // which only slot 0 of a triggered site needs: one register fewer in
     // every traced kernel).
-    uint32_t from, until, base, every, slab_count, drained, triggered;
     asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(from), "=r"(until), "=r"(base), "=r"(every)
                  : "l"(site + offsetof(ktrace_site, keep))
@@ -228,6 +264,7 @@ __device__ __noinline__ uint64_t site_open(uint64_t site, uint32_t slot, bool ta
                  : "=r"(triggered)
                  : "l"(site + offsetof(ktrace_site, triggered))
                  : "memory");
+#endif
     // A held site (the host opens and closes its window between
     // launches): launch n applies an open or a close the host asked for to
     // the rule it read, as slot 0 then stores it, so every warp of launch
@@ -428,6 +465,22 @@ __device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool 
 /// once the site has been quiet for a poll (ktrace_layout.h). The argument is read
 /// from the kernel's parameters: the site costs no register across the
 /// kernel.
+#if KTRACE_SITE_EVICT_LAST
+// The count under the L2 evict-last policy of the open's reads: a kernel
+// completes once its reductions have, and one whose line was evicted waits
+// for DRAM.
+#define KTRACE_CLOSE_SITE_(arg, leader)                                                       \
+  do {                                                                                        \
+    if (((arg).launch & KTRACE_ARG_SITE) && (leader)) {                                       \
+      uint64_t keep_l2;                                                                       \
+      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep_l2));    \
+      asm volatile("red.relaxed.gpu.global.add.L2::cache_hint.u32 [%0], 1, %1;" ::"l"(        \
+                       (arg).buffer + offsetof(ktrace_site, flushed)),                        \
+                   "l"(keep_l2)                                                               \
+                   : "memory");                                                               \
+    }                                                                                         \
+  } while (0)
+#else
 #define KTRACE_CLOSE_SITE_(arg, leader)                                                       \
   do {                                                                                        \
     if (((arg).launch & KTRACE_ARG_SITE) && (leader))                                         \
@@ -435,6 +488,7 @@ __device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool 
                        (arg).buffer + offsetof(ktrace_site, flushed))                         \
                    : "memory");                                                               \
   } while (0)
+#endif
 
 }  // namespace ktrace
 
