@@ -156,7 +156,7 @@ fn config_error(e: FilterError) -> Error {
 /// Decodes a launch and computes its summary, writing nothing. The
 /// diagnostics are the ones [`write_trace`] reports for the same launch;
 /// with a filter whose summary covers only what it keeps
-/// ([`SummaryScope::Kept`]), the summary is of that, as beside the trace.
+/// ([`SummaryScope::Kept`](crate::export::filter::SummaryScope::Kept)), the summary is of that, as beside the trace.
 pub fn summarize_launch(
     launch: &LaunchCapture,
     device: &DeviceInfo,
