@@ -431,9 +431,7 @@ fn print_table(r: &ContinuousReport, wall: f64) {
 
 /// The launch identity check (see the module docs).
 fn check(stream: &Arc<CudaStream>) -> Result<(), Error> {
-    let module = ktrace_runtime::load_module_variant(stream.context(), &kernels::SERVING, true)?;
-    let bump = module.load_function("bump")?;
-    let probe = module.load_function("launch_probe")?;
+    let probe = Probe::load(stream)?;
     let other = stream.context().new_stream()?;
     let path = "serving_check.ktrace";
     let config = ContinuousConfig {
@@ -461,16 +459,7 @@ fn check(stream: &Arc<CudaStream>) -> Result<(), Error> {
     let enqueue = |s: &Arc<CudaStream>,
                    c: &mut CudaSlice<u32>,
                    sink: &mut CudaSlice<u32>,
-                   arg: &KtraceArg|
-     -> Result<(), Error> {
-        let mut l = s.launch_builder(&bump);
-        l.arg(&mut *c);
-        unsafe { l.launch(cfg_threads(1, 32)) }.map_err(|e| format!("bump: {e:?}"))?;
-        let mut l = s.launch_builder(&probe);
-        l.arg(&*c).arg(&spin).arg(&mut *sink).arg(arg);
-        unsafe { l.launch(cfg_threads(8, 128)) }?;
-        Ok(())
-    };
+                   arg: &KtraceArg| probe.enqueue(s, c, spin, sink, arg);
     stream.synchronize()?;
     stream
         .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
@@ -512,11 +501,48 @@ fn check(stream: &Arc<CudaStream>) -> Result<(), Error> {
     Ok(())
 }
 
+/// The launch-identity kernels of the check modes (`check`, `newest`,
+/// `triggers`, `windows`), traced build: before each traced launch, `bump`
+/// adds one to a counter, and `launch_probe` records the count it reads in
+/// every warp, then spins.
+struct Probe {
+    bump: CudaFunction,
+    probe: CudaFunction,
+}
+
+impl Probe {
+    fn load(stream: &Arc<CudaStream>) -> Result<Self, Error> {
+        let module =
+            ktrace_runtime::load_module_variant(stream.context(), &kernels::SERVING, true)?;
+        Ok(Probe {
+            bump: module.load_function("bump")?,
+            probe: module.load_function("launch_probe")?,
+        })
+    }
+
+    /// Enqueues `bump` on `counter`, then `launch_probe` (8 blocks of 128
+    /// threads) reading it, spinning `spin` iterations, traced by `arg`.
+    fn enqueue(
+        &self,
+        s: &Arc<CudaStream>,
+        counter: &mut CudaSlice<u32>,
+        spin: i32,
+        sink: &mut CudaSlice<u32>,
+        arg: &KtraceArg,
+    ) -> Result<(), Error> {
+        let mut l = s.launch_builder(&self.bump);
+        l.arg(&mut *counter);
+        unsafe { l.launch(cfg_threads(1, 32)) }.map_err(|e| format!("bump: {e:?}"))?;
+        let mut l = s.launch_builder(&self.probe);
+        l.arg(&*counter).arg(&spin).arg(&mut *sink).arg(arg);
+        unsafe { l.launch(cfg_threads(8, 128)) }?;
+        Ok(())
+    }
+}
+
 /// The `newest` mode (see the module docs).
 fn newest(stream: &Arc<CudaStream>) -> Result<(), Error> {
-    let module = ktrace_runtime::load_module_variant(stream.context(), &kernels::SERVING, true)?;
-    let bump = module.load_function("bump")?;
-    let probe = module.load_function("launch_probe")?;
+    let probe = Probe::load(stream)?;
     let path = "serving_newest.ktrace";
     let config = ContinuousConfig {
         capture: path.into(),
@@ -535,12 +561,7 @@ fn newest(stream: &Arc<CudaStream>) -> Result<(), Error> {
     let (spin, launches) = (20000i32, 3000u32);
     let started = Instant::now();
     for _ in 0..launches {
-        let mut l = stream.launch_builder(&bump);
-        l.arg(&mut counter);
-        unsafe { l.launch(cfg_threads(1, 32)) }?;
-        let mut l = stream.launch_builder(&probe);
-        l.arg(&counter).arg(&spin).arg(&mut sink).arg(&arg);
-        unsafe { l.launch(cfg_threads(8, 128)) }?;
+        probe.enqueue(stream, &mut counter, spin, &mut sink, &arg)?;
     }
     stream.synchronize()?;
     let wall = started.elapsed().as_secs_f64();
@@ -619,9 +640,7 @@ fn launch_counts_read(capture: &Capture) -> Result<(u64, u64), Error> {
 
 /// The `triggers` mode (see the module docs).
 fn triggers(stream: &Arc<CudaStream>) -> Result<(), Error> {
-    let module = ktrace_runtime::load_module_variant(stream.context(), &kernels::SERVING, true)?;
-    let bump = module.load_function("bump")?;
-    let probe = module.load_function("launch_probe")?;
+    let probe = Probe::load(stream)?;
     let path = std::env::var("KTRACE_CAPTURE").unwrap_or_else(|_| "serving_triggers.ktrace".into());
     let config = ContinuousConfig {
         capture: path.clone().into(),
@@ -647,12 +666,7 @@ fn triggers(stream: &Arc<CudaStream>) -> Result<(), Error> {
                 session.capture_next(site, n)?;
             }
         }
-        let mut l = stream.launch_builder(&bump);
-        l.arg(&mut counter);
-        unsafe { l.launch(cfg_threads(1, 32)) }?;
-        let mut l = stream.launch_builder(&probe);
-        l.arg(&counter).arg(&spin).arg(&mut sink).arg(&arg);
-        unsafe { l.launch(cfg_threads(8, 128)) }?;
+        probe.enqueue(stream, &mut counter, spin, &mut sink, &arg)?;
     }
     stream.synchronize()?;
     let report = session.finish()?;
@@ -689,9 +703,7 @@ fn kept_launches(capture: &Capture, site: u32) -> Vec<u32> {
 
 /// The `windows` mode (see the module docs).
 fn windows(stream: &Arc<CudaStream>) -> Result<(), Error> {
-    let module = ktrace_runtime::load_module_variant(stream.context(), &kernels::SERVING, true)?;
-    let bump = module.load_function("bump")?;
-    let probe = module.load_function("launch_probe")?;
+    let probe = Probe::load(stream)?;
     let path = std::env::var("KTRACE_CAPTURE").unwrap_or_else(|_| "serving_windows.ktrace".into());
     let config = ContinuousConfig {
         capture: path.clone().into(),
@@ -728,16 +740,7 @@ fn windows(stream: &Arc<CudaStream>) -> Result<(), Error> {
     let mut counters = [stream.alloc_zeros::<u32>(1)?, stream.alloc_zeros::<u32>(1)?];
     let mut sink = stream.alloc_zeros::<u32>(1)?;
     let mut step = |site: usize, spin: i32| -> Result<(), Error> {
-        let mut l = stream.launch_builder(&bump);
-        l.arg(&mut counters[site]);
-        unsafe { l.launch(cfg_threads(1, 32)) }?;
-        let mut l = stream.launch_builder(&probe);
-        l.arg(&counters[site])
-            .arg(&spin)
-            .arg(&mut sink)
-            .arg(&arg[site]);
-        unsafe { l.launch(cfg_threads(8, 128)) }?;
-        Ok(())
+        probe.enqueue(stream, &mut counters[site], spin, &mut sink, &arg[site])
     };
     for i in 0..400u64 {
         let _s = session.step("steps", i);
