@@ -128,6 +128,25 @@ static_assert(KTRACE_ANCHOR_CYCLES == 0 ||
 #undef KTRACE_SITE_EVICT_LAST
 #define KTRACE_SITE_EVICT_LAST 0
 #endif
+// The pieces of a site access under that policy, for the asm of
+// site_open and KTRACE_CLOSE_SITE_: the policy's declaration (a 64-bit
+// `keep_l2`), the access's qualifier, its policy operand (the operand's
+// number, "%N") and the operand's input. Empty with plain accesses.
+#if KTRACE_SITE_EVICT_LAST
+#define KTRACE_SITE_POLICY_DECL_ \
+  uint64_t keep_l2;              \
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep_l2))
+#define KTRACE_SITE_HINT_ ".L2::cache_hint"
+#define KTRACE_SITE_POLICY_(N) ", " N
+#define KTRACE_SITE_POLICY_IN_ , "l"(keep_l2)
+#else
+#define KTRACE_SITE_POLICY_DECL_ \
+  do {                           \
+  } while (0)
+#define KTRACE_SITE_HINT_ ""
+#define KTRACE_SITE_POLICY_(N) ""
+#define KTRACE_SITE_POLICY_IN_
+#endif
 // KTRACE_ANCHORS_COUNT: entries between a warp's anchors (a power of two).
 #ifndef KTRACE_ANCHOR_EVENTS
 #define KTRACE_ANCHOR_EVENTS 16u
@@ -218,33 +237,11 @@ __device__ __noinline__ uint64_t site_open(uint64_t site, uint32_t slot, bool ta
   if (take && lane_id() == static_cast<uint32_t>(src)) {
     uint32_t n;
     uint32_t from, until, base, every, slab_count, drained, triggered;
-#if KTRACE_SITE_EVICT_LAST
-    // The ticket and the site's words with an L2 evict-last policy: a
-    // kernel that streams more than the L2 between two launches of the
-    // site (the serving loop's weights) would otherwise evict them, and
-    // every open would wait for DRAM.
-    uint64_t keep_l2;
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep_l2));
-    asm volatile("atom.relaxed.gpu.global.add.L2::cache_hint.u32 %0, [%1], 1, %2;"
+    KTRACE_SITE_POLICY_DECL_;
+    asm volatile("atom.relaxed.gpu.global.add" KTRACE_SITE_HINT_ ".u32 %0, [%1], 1" KTRACE_SITE_POLICY_(
+                     "%2") ";"
                  : "=r"(n)
-                 : "l"(site + sizeof(ktrace_site) + 4ull * slot), "l"(keep_l2)
-                 : "memory");
-    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-                 : "=r"(from), "=r"(until), "=r"(base), "=r"(every)
-                 : "l"(site + offsetof(ktrace_site, keep)), "l"(keep_l2)
-                 : "memory");
-    asm volatile("ld.global.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;"
-                 : "=r"(slab_count), "=r"(drained)
-                 : "l"(site + offsetof(ktrace_site, slab_count)), "l"(keep_l2)
-                 : "memory");
-    asm volatile("ld.global.L2::cache_hint.u32 %0, [%1], %2;"
-                 : "=r"(triggered)
-                 : "l"(site + offsetof(ktrace_site, triggered)), "l"(keep_l2)
-                 : "memory");
-#else
-    asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
-                 : "=r"(n)
-                 : "l"(site + sizeof(ktrace_site) + 4ull * slot)
+                 : "l"(site + sizeof(ktrace_site) + 4ull * slot) KTRACE_SITE_POLICY_IN_
                  : "memory");
     // Weak loads: what the previous launch wrote is visible to this one,
     // and a late `drained` only drops a launch. They go out with the
@@ -252,19 +249,19 @@ __device__ __noinline__ uint64_t site_open(uint64_t site, uint32_t slot, bool ta
     // keep rule, the ring's state and `triggered` (not `triggers_asked`,
     // which only slot 0 of a triggered site needs: one register fewer in
     // every traced kernel).
-    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+    asm volatile("ld.global" KTRACE_SITE_HINT_ ".v4.u32 {%0, %1, %2, %3}, [%4]" KTRACE_SITE_POLICY_(
+                     "%5") ";"
                  : "=r"(from), "=r"(until), "=r"(base), "=r"(every)
-                 : "l"(site + offsetof(ktrace_site, keep))
+                 : "l"(site + offsetof(ktrace_site, keep)) KTRACE_SITE_POLICY_IN_
                  : "memory");
-    asm volatile("ld.global.v2.u32 {%0, %1}, [%2];"
+    asm volatile("ld.global" KTRACE_SITE_HINT_ ".v2.u32 {%0, %1}, [%2]" KTRACE_SITE_POLICY_("%3") ";"
                  : "=r"(slab_count), "=r"(drained)
-                 : "l"(site + offsetof(ktrace_site, slab_count))
+                 : "l"(site + offsetof(ktrace_site, slab_count)) KTRACE_SITE_POLICY_IN_
                  : "memory");
-    asm volatile("ld.global.u32 %0, [%1];"
+    asm volatile("ld.global" KTRACE_SITE_HINT_ ".u32 %0, [%1]" KTRACE_SITE_POLICY_("%2") ";"
                  : "=r"(triggered)
-                 : "l"(site + offsetof(ktrace_site, triggered))
+                 : "l"(site + offsetof(ktrace_site, triggered)) KTRACE_SITE_POLICY_IN_
                  : "memory");
-#endif
     // A held site (the host opens and closes its window between
     // launches): launch n applies an open or a close the host asked for to
     // the rule it read, as slot 0 then stores it, so every warp of launch
@@ -465,30 +462,18 @@ __device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool 
 /// once the site has been quiet for a poll (ktrace_layout.h). The argument is read
 /// from the kernel's parameters: the site costs no register across the
 /// kernel.
-#if KTRACE_SITE_EVICT_LAST
-// The count under the L2 evict-last policy of the open's reads: a kernel
-// completes once its reductions have, and one whose line was evicted waits
-// for DRAM.
+// The count carries the open's L2 policy too: a kernel completes once its
+// reductions have, and one whose line was evicted waits for DRAM.
 #define KTRACE_CLOSE_SITE_(arg, leader)                                                       \
   do {                                                                                        \
     if (((arg).launch & KTRACE_ARG_SITE) && (leader)) {                                       \
-      uint64_t keep_l2;                                                                       \
-      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep_l2));    \
-      asm volatile("red.relaxed.gpu.global.add.L2::cache_hint.u32 [%0], 1, %1;" ::"l"(        \
-                       (arg).buffer + offsetof(ktrace_site, flushed)),                        \
-                   "l"(keep_l2)                                                               \
+      KTRACE_SITE_POLICY_DECL_;                                                               \
+      asm volatile("red.relaxed.gpu.global.add" KTRACE_SITE_HINT_                             \
+                   ".u32 [%0], 1" KTRACE_SITE_POLICY_("%1") ";" ::"l"(                        \
+                       (arg).buffer + offsetof(ktrace_site, flushed)) KTRACE_SITE_POLICY_IN_  \
                    : "memory");                                                               \
     }                                                                                         \
   } while (0)
-#else
-#define KTRACE_CLOSE_SITE_(arg, leader)                                                       \
-  do {                                                                                        \
-    if (((arg).launch & KTRACE_ARG_SITE) && (leader))                                         \
-      asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(                           \
-                       (arg).buffer + offsetof(ktrace_site, flushed))                         \
-                   : "memory");                                                               \
-  } while (0)
-#endif
 
 }  // namespace ktrace
 

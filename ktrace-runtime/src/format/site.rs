@@ -373,6 +373,14 @@ pub fn opened_kept(now: &SiteRead) -> u32 {
     kept_before(&now.site.keep, now.launches)
 }
 
+/// The oldest kept launch whose slab no running launch can be writing,
+/// `opened` kept launches opened ([`opened_kept`]): the launch writing
+/// now is kept launch `opened` at most, and writes over the slab of
+/// `opened - slab_count`.
+fn intact_from(opened: u32, slab_count: u32) -> u32 {
+    opened.wrapping_add(1).wrapping_sub(slab_count)
+}
+
 /// The drain plan of a site that keeps the newest launches
 /// ([`WhenFull::KeepNewest`]), for kept launches `drained..complete` of a
 /// ring of `slab_count` slabs, `opened` of them opened ([`opened_kept`]),
@@ -404,8 +412,8 @@ pub fn newest_plan(
     }
     // The launches that may have been written over are skipped, but never
     // past those that have ended.
-    let intact_from = opened.wrapping_add(1).wrapping_sub(slab_count);
-    let skip = (intact_from.wrapping_sub(drained) as i32).clamp(0, ended) as u32;
+    let skip =
+        (intact_from(opened, slab_count).wrapping_sub(drained) as i32).clamp(0, ended) as u32;
     let start = drained.wrapping_add(skip);
     let n = complete
         .wrapping_sub(start)
@@ -426,8 +434,7 @@ pub fn newest_plan(
 /// after the copies, `opened` ([`opened_kept`]) kept launches opened (see
 /// [`newest_plan`]). They are the oldest `n` of the copies.
 pub fn overwritten_during(first: u32, copied: u32, slab_count: u32, opened: u32) -> u32 {
-    let intact_from = opened.wrapping_add(1).wrapping_sub(slab_count);
-    let lost = intact_from.wrapping_sub(first);
+    let lost = intact_from(opened, slab_count).wrapping_sub(first);
     if lost as i32 > 0 {
         lost.min(copied)
     } else {
