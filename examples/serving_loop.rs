@@ -29,7 +29,10 @@
 //! - `windows`: held windows. A site kept with `Keep::Steps { from: 100,
 //!   until: 120 }`, 400 steps enqueued without waiting (the host runs far
 //!   ahead of the device): exactly the launches of steps 100-119 must be
-//!   kept. Then a site kept with `Keep::Seconds` from 1.0 s to 1.3 s of the
+//!   kept; likewise for a second such site whose launches, ten times
+//!   shorter, go on another stream (`SiteConfig::stream`), which runs
+//!   ahead of the session's (`--steps-on-session-stream`: that site
+//!   without its stream, shown and not checked). Then a site kept with `Keep::Seconds` from 1.0 s to 1.3 s of the
 //!   session, one step every 2 ms until 1.6 s: every step that ran well
 //!   inside the window kept, none well outside it, the kept ones in a row.
 //! - `newest`: a site that keeps the newest launches
@@ -212,7 +215,12 @@ fn main() -> Result<(), Error> {
         return ceiling(&stream, seconds);
     }
     if mode == "windows" {
-        return windows(&stream);
+        // `--steps-on-session-stream`: the other stream's site without
+        // `SiteConfig::stream`, to show what that gives.
+        return windows(
+            &stream,
+            !args.iter().any(|a| a == "--steps-on-session-stream"),
+        );
     }
     if mode == "triggers" {
         return triggers(&stream);
@@ -702,7 +710,7 @@ fn kept_launches(capture: &Capture, site: u32) -> Vec<u32> {
 }
 
 /// The `windows` mode (see the module docs).
-fn windows(stream: &Arc<CudaStream>) -> Result<(), Error> {
+fn windows(stream: &Arc<CudaStream>, site_stream: bool) -> Result<(), Error> {
     let probe = Probe::load(stream)?;
     let path = std::env::var("KTRACE_CAPTURE").unwrap_or_else(|_| "serving_windows.ktrace".into());
     let config = ContinuousConfig {
@@ -736,17 +744,42 @@ fn windows(stream: &Arc<CudaStream>) -> Result<(), Error> {
         c.keep = keep;
         arg.push(session.site(c)?.arg());
     }
+    // The steps window again, for launches on another stream: opened and
+    // closed in that stream's order (`SiteConfig::stream`).
+    let other = stream.context().new_stream()?;
+    let mut c = SiteConfig::new("probe_steps_other", (8, 1, 1), (128, 1, 1));
+    c.cap = 32;
+    c.slabs = 64;
+    c.keep = Keep::Steps {
+        from: 100,
+        until: 120,
+    };
+    c.stream = site_stream.then(|| other.clone());
+    arg.push(session.site(c)?.arg());
     // One launch count a site: each probe records the count its bump set.
-    let mut counters = [stream.alloc_zeros::<u32>(1)?, stream.alloc_zeros::<u32>(1)?];
+    let mut counters = [
+        stream.alloc_zeros::<u32>(1)?,
+        stream.alloc_zeros::<u32>(1)?,
+        stream.alloc_zeros::<u32>(1)?,
+    ];
     let mut sink = stream.alloc_zeros::<u32>(1)?;
+    let mut sink_other = stream.alloc_zeros::<u32>(1)?;
+    stream.synchronize()?;
     let mut step = |site: usize, spin: i32| -> Result<(), Error> {
-        probe.enqueue(stream, &mut counters[site], spin, &mut sink, &arg[site])
+        if site == 2 {
+            probe.enqueue(&other, &mut counters[2], spin, &mut sink_other, &arg[2])
+        } else {
+            probe.enqueue(stream, &mut counters[site], spin, &mut sink, &arg[site])
+        }
     };
     for i in 0..400u64 {
         let _s = session.step("steps", i);
         step(0, 200_000)?;
+        // Shorter launches: the other stream runs ahead of the session's.
+        step(2, 20_000)?;
     }
     stream.synchronize()?;
+    other.synchronize()?;
     let steps_done = started.elapsed();
     // (begin, end) of each step of the seconds site, from the session's start.
     let mut times = Vec::new();
@@ -766,14 +799,22 @@ fn windows(stream: &Arc<CudaStream>) -> Result<(), Error> {
     let (_, wrong) = launch_counts_read(&capture)?;
     let by_steps = kept_launches(&capture, 0);
     let by_seconds = kept_launches(&capture, 1);
+    let by_steps_other = kept_launches(&capture, 2);
     println!(
         "windows: steps site: 400 launches in {:.0} ms, kept {by_steps:?}; {wrong} records of \
          another launch; dropped {}",
         steps_done.as_secs_f64() * 1e3,
         report.sites[0].dropped
     );
+    println!(
+        "windows: steps site on another stream: kept {by_steps_other:?}; dropped {}",
+        report.sites[2].dropped
+    );
     if by_steps != (100..120).collect::<Vec<u32>>() || wrong > 0 {
         fail("steps window: expected the launches of steps 100..120");
+    }
+    if by_steps_other != (100..120).collect::<Vec<u32>>() && site_stream {
+        fail("steps window on another stream: expected the launches of steps 100..120");
     }
     // Launch k of the seconds site ran in step times[k].
     let margin = Duration::from_millis(5);

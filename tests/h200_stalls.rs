@@ -14,9 +14,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use ktrace_examples::kernels;
+use ktrace_examples::{kernels, REGIONS};
 use ktrace_runtime::analysis::stalls::{stall_tables, StallTable};
 use ktrace_runtime::format::pc_map::PcMap;
+use ktrace_runtime::format::regions::Regions;
 use ktrace_runtime::format::stalls::{PcSample, StallSamples};
 use ktrace_runtime::Capture;
 
@@ -202,7 +203,10 @@ fn cross_check(capture: &str, ncu_csv: &str, map_text: &str) -> (f64, f64) {
         .collect();
     let r = pearson(&x, &y);
     let t_ours: &StallTable = &stall_tables(std::slice::from_ref(ours), &cap.regions, None)[0];
-    let t_ncu = &stall_tables(&[theirs], &cap.regions, None)[0];
+    // ncu's samples are placed with this build's map, whose region ids are
+    // this build's (`REGIONS`): a kernel added since the capture was
+    // recorded renumbers regions. The rows are matched by name.
+    let t_ncu = &stall_tables(&[theirs], &Regions::from_table(REGIONS), None)[0];
     let mut gap: f64 = 0.0;
     println!(
         "{capture}: {} instructions sampled, Pearson {r:.4}",

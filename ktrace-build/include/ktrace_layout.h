@@ -131,6 +131,14 @@ typedef struct ktrace_arg {
  * ktrace_site, and each launch writes the slab the site names instead of
  * one buffer that the host copies back after every launch. */
 #define KTRACE_ARG_SITE 0x80000000u
+/* Set in ktrace_arg.launch with KTRACE_ARG_SITE when the site's launches may
+ * overlap (programmatic dependent launch of a kernel after itself): a
+ * recording warp's flush then stores its count, waits for its warp's stores
+ * to be visible to the whole GPU (fence.acq_rel.gpu), and only then stores
+ * its closing timer pair. A slot whose `final_globaltimer` is not before its
+ * `init_globaltimer` has flushed, and its events and count are whole: the
+ * host sees from a slab alone which warps of a launch have finished. */
+#define KTRACE_ARG_OVERLAP 0x40000000u
 /* The slab of a launch that records nothing: the keep rule did not choose
  * it, or its slab was still waiting to be drained. */
 #define KTRACE_SLAB_NONE 0xffffffffu
@@ -172,7 +180,9 @@ typedef struct ktrace_keep {
  * waits is dropped by that warp, which adds 1 to `dropped`, unless the
  * site keeps the newest launches (KTRACE_SLAB_NEWEST). Its slot's
  * `launch` is n. The warp of slot 0 writes `done` = {n, kept launches
- * before n}: every launch before n has ended, so their slabs are complete.
+ * before n}: every launch before n has ended, so their slabs are complete
+ * (with KTRACE_ARG_OVERLAP, only opened: the host then waits for each slot's
+ * closing timer pair).
  * With `triggered` and triggers_asked beyond the launches granted so far
  * (base + until - from), it also rewrites `keep`: a window that still
  * holds launch n or a later one grows; one that ended makes way for a new

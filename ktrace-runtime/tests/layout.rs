@@ -47,7 +47,7 @@ int main(void) {
   for (unsigned w = 0; w < 70; w += 23) printf("counters %u %llu\n", w, (unsigned long long)KTRACE_SITE_COUNTER_BYTES(w));
   SZ(ktrace_keep); AL(ktrace_keep);
   F(ktrace_keep, from); F(ktrace_keep, until); F(ktrace_keep, base); F(ktrace_keep, every);
-  DEF(KTRACE_ARG_SITE); DEF(KTRACE_SLAB_NONE); DEF(KTRACE_SLAB_NEWEST);
+  DEF(KTRACE_ARG_SITE); DEF(KTRACE_ARG_OVERLAP); DEF(KTRACE_SLAB_NONE); DEF(KTRACE_SLAB_NEWEST);
   DEF(KTRACE_LAYOUT_VERSION); DEF(KTRACE_EVENT_BEGIN); DEF(KTRACE_EVENT_END);
   DEF(KTRACE_EVENT_MARK); DEF(KTRACE_OPEN_MAGIC); DEF(KTRACE_OPEN_SHARED_MAGIC); DEF(KTRACE_FLUSH_MAGIC);
   DEF(KTRACE_REGION_UNKNOWN); DEF(KTRACE_MIN_CAP); DEF(KTRACE_MAX_CAP);
@@ -218,6 +218,10 @@ fn rust_view() -> BTreeMap<String, u64> {
     m.insert(
         "define KTRACE_ARG_SITE".to_string(),
         u64::from(layout::ARG_SITE),
+    );
+    m.insert(
+        "define KTRACE_ARG_OVERLAP".to_string(),
+        u64::from(layout::ARG_OVERLAP),
     );
     m.insert(
         "define KTRACE_SLAB_NONE".to_string(),

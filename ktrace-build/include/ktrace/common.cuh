@@ -442,14 +442,35 @@ __device__ __forceinline__ uint64_t grid_id() {
   return r;
 }
 
+/// Whether `arg` is a site whose launches may overlap (KTRACE_ARG_OVERLAP).
+__device__ __forceinline__ bool overlapping(const ktrace_arg& arg) {
+  constexpr uint32_t kBoth = KTRACE_ARG_SITE | KTRACE_ARG_OVERLAP;
+  return (arg.launch & kBoth) == kBoth;
+}
+
 /// Writes the flush half of a slot's metadata (from the lane where
 /// `leader` is set): the closing timer pair, the entry count and %gridid.
-__device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool leader) {
+/// `ordered` (a site whose launches may overlap, KTRACE_ARG_OVERLAP): the
+/// count first, then, once every lane's stores are visible to the GPU, the
+/// timer pair, which tells the host that the slot is whole.
+__device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool leader,
+                                            bool ordered) {
   const uint64_t clk = clock64();
   const uint64_t gt = globaltimer();
+  const uint64_t grid = grid_id();
+  if (ordered) {
+    // The lanes' events are ordered before the leader's fence by the warp
+    // barrier; the fence is cumulative.
+    __syncwarp(__activemask());
+    store_v4_cs(slot + layout::kFlushCount, count, KTRACE_FLUSH_MAGIC, (uint32_t)grid,
+                (uint32_t)(grid >> 32), leader);
+    if (leader) asm volatile("fence.acq_rel.gpu;" ::: "memory");
+    store_v4_cs(slot + layout::kFlushTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
+                (uint32_t)(clk >> 32), leader);
+    return;
+  }
   store_v4_cs(slot + layout::kFlushTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
               (uint32_t)(clk >> 32), leader);
-  const uint64_t grid = grid_id();
   store_v4_cs(slot + layout::kFlushCount, count, KTRACE_FLUSH_MAGIC, (uint32_t)grid,
               (uint32_t)(grid >> 32), leader);
 }

@@ -81,7 +81,7 @@ class Context {
                     held_clk_, held_tag_, true);
       }
 #endif
-      write_flush(base_ - sizeof(ktrace_slot_meta), cnt_, leader);
+      write_flush(base_ - sizeof(ktrace_slot_meta), cnt_, leader, overlapping(*arg_));
     }
     // The argument is read again here, from the kernel's parameters: the
     // site costs no register across the kernel.

@@ -257,13 +257,14 @@ class Context {
         store_event(events + static_cast<uint64_t>(k) * sizeof(ktrace_event), c, t, true);
       }
     }
-    write_flush(slot, done + held, leader);
     if (arg_->launch & KTRACE_ARG_SITE) {
       // The bulk copies wrote through the async proxy: ordered before the
-      // site's count like the generic stores.
+      // flush's fence (KTRACE_ARG_OVERLAP) and the site's count like the
+      // generic stores.
       asm volatile("fence.proxy.async.global;" ::: "memory");
-      KTRACE_CLOSE_SITE_(*arg_, leader);
     }
+    write_flush(slot, done + held, leader, overlapping(*arg_));
+    KTRACE_CLOSE_SITE_(*arg_, leader);
     skip_ = 3u;
   }
 

@@ -190,6 +190,15 @@ impl SlotMeta {
     pub fn is_flushed(&self) -> bool {
         self.flush_magic == FLUSH_MAGIC
     }
+
+    /// Whether the warp that opened this slot last has flushed it, for a
+    /// site whose launches may overlap ([`ARG_OVERLAP`]): its closing timer
+    /// pair, stored after its count and events behind a fence, is not
+    /// before its open (a slot opened again still holds the earlier
+    /// launch's, older than the new open).
+    pub fn finished(&self) -> bool {
+        self.is_opened() && self.is_flushed() && self.final_globaltimer >= self.init_globaltimer
+    }
 }
 
 /// The kind of an event (the `type` field of `ktrace_event`).
@@ -305,6 +314,12 @@ impl KtraceArg {
 /// low bits then hold the site's index): the argument's `buffer` is the
 /// address of a [`Site`], whose slabs follow it, not of slot 0.
 pub const ARG_SITE: u32 = 0x8000_0000;
+/// `KTRACE_ARG_OVERLAP`, set in [`KtraceArg::launch`] with [`ARG_SITE`]
+/// for a site whose launches may overlap (programmatic dependent launch):
+/// a recording warp's flush stores its closing timer pair last, after a
+/// fence, so a slot whose `final_globaltimer` is not before its
+/// `init_globaltimer` is whole ([`SlotMeta::finished`]).
+pub const ARG_OVERLAP: u32 = 0x4000_0000;
 /// `KTRACE_SLAB_NONE`: the slab of a launch that records nothing.
 pub const SLAB_NONE: u32 = 0xffff_ffff;
 /// `KTRACE_SLAB_NEWEST`, set in a site's `slab_count` when the site keeps

@@ -373,6 +373,56 @@ pub fn opened_kept(now: &SiteRead) -> u32 {
     kept_before(&now.site.keep, now.launches)
 }
 
+/// Whether the warps of the launch a slab holds have all finished, for a
+/// site whose launches may overlap (`KTRACE_ARG_OVERLAP`): `metas` are the
+/// slab's slots' metadata. The slab's launch is the newest that any slot
+/// was opened for; a slot that holds an older one (its warp dropped the
+/// launch) stays as it is and is not waited for. A slab with no slot
+/// opened holds no launch and has nothing to wait for.
+pub fn slab_finished(metas: &[SlotMeta]) -> bool {
+    let mut opened = metas.iter().filter(|m| m.is_opened());
+    let Some(first) = opened.next() else {
+        return true;
+    };
+    let newest = opened.fold(first.launch, |n, m| {
+        if (m.launch.wrapping_sub(n) as i32) > 0 {
+            m.launch
+        } else {
+            n
+        }
+    });
+    metas
+        .iter()
+        .filter(|m| m.is_opened() && m.launch == newest)
+        .all(SlotMeta::finished)
+}
+
+/// Kept launches of a site whose launches may overlap that have ended:
+/// those of `drained..complete` ([`complete_kept`]) up to the first whose
+/// slab has not finished (`finished(slab)`, [`slab_finished`]) in a ring
+/// of `slab_count` slabs. A later launch's open says that every warp of
+/// the launches before it has opened, not that they have ended. Launches
+/// more than a ring past `drained` were dropped whole (see [`drain_plan`])
+/// and have nothing to wait for.
+pub fn finished_until(
+    slab_count: u32,
+    drained: u32,
+    complete: u32,
+    finished: impl Fn(u32) -> bool,
+) -> u32 {
+    let waiting = complete.wrapping_sub(drained);
+    if waiting as i32 <= 0 {
+        return complete;
+    }
+    for k in 0..waiting.min(slab_count) {
+        let launch = drained.wrapping_add(k);
+        if !finished(launch & (slab_count - 1)) {
+            return launch;
+        }
+    }
+    complete
+}
+
 /// The oldest kept launch whose slab no running launch can be writing,
 /// `opened` kept launches opened ([`opened_kept`]): the launch writing
 /// now is kept launch `opened` at most, and writes over the slab of

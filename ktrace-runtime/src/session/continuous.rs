@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::format::capture::{DeviceInfo, HostStep, LaunchCapture, SiteRecord};
 use crate::format::clock_sync::ClockSync;
 use crate::format::layout::{
-    KtraceArg, Site, ARG_SITE, KEEP_HELD_CLOSED, KEEP_HELD_OPEN, SLAB_NEWEST,
+    KtraceArg, Site, ARG_OVERLAP, ARG_SITE, KEEP_HELD_CLOSED, KEEP_HELD_OPEN, SLAB_NEWEST,
 };
 use crate::format::regions::Regions;
 use crate::format::shape::{BlockSampling, LaunchShape, WarpSampling};
@@ -106,6 +106,23 @@ pub struct SiteConfig {
     /// over the oldest (the capture keeps the newest). Either way the
     /// launches lost are counted.
     pub when_full: WhenFull,
+    /// The site's launches may overlap: a kernel launched after itself
+    /// with programmatic dependent launch, whose next launch starts before
+    /// this one ends. Each recording warp's flush then waits for its
+    /// stores to be visible before it marks its slot finished, and the
+    /// drain hands over a launch once every warp of its slab has finished,
+    /// not once a later launch has opened. Every sampled warp must open
+    /// its context before the kernel lets the next launch start
+    /// (`griddepcontrol.launch_dependents`,
+    /// `cudaTriggerProgrammaticLaunchCompletion`). Not with
+    /// [`WhenFull::KeepNewest`].
+    pub overlapping: bool,
+    /// The stream the site's launches (or the graph replays holding them)
+    /// are enqueued on, when it is not the session's. A
+    /// [`Keep::Steps`] window is opened and closed in this stream's order,
+    /// so it holds exactly the launches enqueued on it during the steps;
+    /// `None`: in the session stream's order.
+    pub stream: Option<Arc<CudaStream>>,
 }
 
 impl SiteConfig {
@@ -121,6 +138,8 @@ impl SiteConfig {
             keep: Keep::All,
             slabs: 0,
             when_full: WhenFull::DropNew,
+            overlapping: false,
+            stream: None,
         }
     }
 }
@@ -330,24 +349,7 @@ impl ContinuousSession {
         let warps = shape.warps_traced() * shape.blocks_traced;
         let head_bytes = site_head_bytes(warps);
         let left = self.config.arena_bytes - self.used;
-        let slab_count = ring_slabs(config.slabs, left, head_bytes, slab_bytes)
-            .map_err(|e| Error::Config(format!("site {}: {e}", config.kernel)))?;
-        let bytes = site_bytes(&shape, slab_count).unwrap_or(u64::MAX);
-        let least = config.when_full.min_slabs();
-        if slab_count < least || bytes > left {
-            return Err(Error::Config(format!(
-                "site {}: {slab_count} slab(s) of {} in the {} left of the arena; a site \
-                 {}needs {least} or more (give the session a larger arena_bytes, or this site \
-                 fewer blocks, warps or entries)",
-                config.kernel,
-                bytes_text(slab_bytes),
-                bytes_text(left),
-                match config.when_full {
-                    WhenFull::DropNew => "",
-                    WhenFull::KeepNewest => "that keeps the newest launches ",
-                }
-            )));
-        }
+        let (slab_count, bytes) = site_ring(&config, &shape, left)?;
         let mut state = initial_site(warps, slab_count, config.keep);
         if config.when_full == WhenFull::KeepNewest {
             state.slab_count |= SLAB_NEWEST;
@@ -374,6 +376,9 @@ impl ContinuousSession {
         }
         let mut arg = shape.arg(addr);
         arg.launch = ARG_SITE | index;
+        if config.overlapping {
+            arg.launch |= ARG_OVERLAP;
+        }
         self.steps_held |= matches!(config.keep, Keep::Steps { .. });
         sites.push(SiteSlot {
             config,
@@ -400,15 +405,21 @@ impl ContinuousSession {
     /// launches with `--steps`.
     ///
     /// For a site kept with [`Keep::Steps`], the call whose `index` enters
-    /// or leaves the site's steps opens or closes its window, in the
-    /// session stream's order: before the launches enqueued after it.
+    /// or leaves the site's steps opens or closes its window, in the order
+    /// of the site's stream ([`SiteConfig::stream`], or the session's):
+    /// before the launches enqueued on it after the call.
     pub fn step(&self, name: &str, index: u64) -> StepGuard<'_> {
         if self.steps_held {
             let mut sites = self.sites.lock().expect("sites");
             for s in sites.iter_mut() {
                 if let Keep::Steps { from, until } = s.config.keep {
                     let open = (from..until).contains(&index);
-                    if let Err(e) = s.hold(open, &self.stream) {
+                    let stream = s
+                        .config
+                        .stream
+                        .clone()
+                        .unwrap_or_else(|| self.stream.clone());
+                    if let Err(e) = s.hold(open, &stream) {
                         if !self.config.quiet {
                             eprintln!("ktrace: warning: step {index}: {e}");
                         }
@@ -620,6 +631,40 @@ impl Drop for StepGuard<'_> {
     }
 }
 
+/// A site's ring: its slabs and its bytes in the arena, `left` bytes of it
+/// free; fails on a ring too small for the site's policy, or on a policy
+/// the site cannot have.
+fn site_ring(config: &SiteConfig, shape: &LaunchShape, left: u64) -> Result<(u32, u64)> {
+    let slab_bytes = shape.buffer_bytes().unwrap_or(u64::MAX);
+    let head_bytes = site_head_bytes(shape.warps_traced() * shape.blocks_traced);
+    let slab_count = ring_slabs(config.slabs, left, head_bytes, slab_bytes)
+        .map_err(|e| Error::Config(format!("site {}: {e}", config.kernel)))?;
+    let bytes = site_bytes(shape, slab_count).unwrap_or(u64::MAX);
+    let least = config.when_full.min_slabs();
+    if slab_count < least || bytes > left {
+        return Err(Error::Config(format!(
+            "site {}: {slab_count} slab(s) of {} in the {} left of the arena; a site \
+             {}needs {least} or more (give the session a larger arena_bytes, or this site \
+             fewer blocks, warps or entries)",
+            config.kernel,
+            bytes_text(slab_bytes),
+            bytes_text(left),
+            match config.when_full {
+                WhenFull::DropNew => "",
+                WhenFull::KeepNewest => "that keeps the newest launches ",
+            }
+        )));
+    }
+    if config.overlapping && config.when_full == WhenFull::KeepNewest {
+        return Err(Error::Config(format!(
+            "site {}: a site whose launches overlap keeps the oldest launches when its \
+             ring is full (WhenFull::DropNew), not the newest",
+            config.kernel
+        )));
+    }
+    Ok((slab_count, bytes))
+}
+
 fn print_report(r: &ContinuousReport) {
     eprintln!(
         "ktrace: {} launches drained ({} entries, {:.1} M entries/s over {:.1} s) -> {}",
@@ -660,9 +705,49 @@ fn print_report(r: &ContinuousReport) {
     }
     if r.overlaps > 0 {
         eprintln!(
-            "ktrace: warning: {} launches overlapped another launch of their site: give each \
-             stream its own site",
+            "ktrace: warning: {} launches held warps of another launch of their site: give \
+             each stream its own site; with programmatic dependent launch, mark the site \
+             overlapping and let no thread of a block trigger the next launch before every \
+             sampled warp of the block has opened its context (a __syncthreads() between \
+             KTRACE_OPEN and griddepcontrol.launch_dependents)",
             r.overlaps
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(c: &SiteConfig) -> LaunchShape {
+        let (g, b) = (c.grid, c.block);
+        LaunchShape::new(
+            [g.0, g.1, g.2],
+            [b.0, b.1, b.2],
+            c.cap,
+            &c.warps,
+            c.blocks,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_ring_fits_the_arena_and_a_policy_the_site_can_have() {
+        let mut c = SiteConfig::new("k", (8, 1, 1), (128, 1, 1));
+        c.cap = 32;
+        let s = shape(&c);
+        let (slabs, bytes) = site_ring(&c, &s, 64 << 20).unwrap();
+        assert!(slabs.is_power_of_two() && slabs <= 1024);
+        assert!(bytes <= 64 << 20);
+        assert_eq!(bytes, site_bytes(&s, slabs).unwrap());
+        // Too little arena for the two slabs a site needs at least.
+        let small = site_ring(&c, &s, s.buffer_bytes().unwrap()).unwrap_err();
+        assert!(small.to_string().contains("larger arena_bytes"), "{small}");
+        // Launches that overlap drop new launches when the ring is full.
+        c.overlapping = true;
+        assert!(site_ring(&c, &s, 64 << 20).is_ok());
+        c.when_full = WhenFull::KeepNewest;
+        let e = site_ring(&c, &s, 64 << 20).unwrap_err();
+        assert!(e.to_string().contains("overlap"), "{e}");
     }
 }

@@ -568,3 +568,63 @@ fn a_newest_plan_skips_the_slabs_a_running_launch_may_write() {
     assert_eq!(overwritten_during(14, 4, 8, 40), 4);
     assert!(newest_plan(6, 0, 1, 1, 1).is_err());
 }
+
+fn meta(launch: u32, init: u64, fin: u64) -> SlotMeta {
+    SlotMeta {
+        init_globaltimer: init,
+        final_globaltimer: fin,
+        open_magic: OPEN_MAGIC,
+        flush_magic: FLUSH_MAGIC,
+        launch,
+        ..SlotMeta::default()
+    }
+}
+
+#[test]
+fn an_overlapping_slab_is_finished_once_every_warp_of_its_launch_has_flushed() {
+    let done = |l| meta(l, 1_000, 2_000);
+    assert!(slab_finished(&[done(7), done(7), done(7)]));
+    // Slot 1 opened again for launch 7 and still holds the closing pair of
+    // the launch before it in this slab, older than its open.
+    let running = meta(7, 3_000, 2_500);
+    assert!(!slab_finished(&[done(7), running, done(7)]));
+    // Opened, its count stored but not yet its timers: as running.
+    let no_timers = SlotMeta {
+        final_globaltimer: 0,
+        ..done(7)
+    };
+    assert!(!slab_finished(&[no_timers, done(7)]));
+    // Never flushed at all.
+    let unflushed = SlotMeta {
+        flush_magic: 0,
+        ..done(7)
+    };
+    assert!(!slab_finished(&[done(7), unflushed]));
+    // A slot that holds an older launch (its warp dropped launch 7) is not
+    // waited for; a running slot of the older launch is not either.
+    assert!(slab_finished(&[done(7), done(3), meta(3, 3_000, 2_500)]));
+    // The newest launch is found across the wrap of the launch counter.
+    assert!(!slab_finished(&[done(u32::MAX), meta(0, 3_000, 2_500)]));
+    assert!(slab_finished(&[meta(u32::MAX, 3_000, 2_500), done(0)]));
+    // No slot opened: no launch in the slab, nothing to wait for.
+    assert!(slab_finished(&[SlotMeta::default(), SlotMeta::default()]));
+}
+
+#[test]
+fn overlapping_launches_end_in_order_at_the_first_one_still_running() {
+    // Kept launches 5..9 opened (the next launch's open says so), ring of 4:
+    // launch 7 (slab 3) still runs, so 5 and 6 have ended.
+    let running = |slab| slab == 3;
+    assert_eq!(finished_until(4, 5, 9, |s| !running(s)), 7);
+    assert_eq!(finished_until(4, 5, 9, |_| true), 9);
+    // The oldest still running: nothing has ended.
+    assert_eq!(finished_until(4, 5, 9, |s| s != 1), 5);
+    // More than a ring past `drained`: those were dropped whole and have
+    // nothing to wait for once the ring's launches have ended.
+    assert_eq!(finished_until(4, 0, 10, |_| true), 10);
+    assert_eq!(finished_until(4, 0, 10, |s| s != 2), 2);
+    // Nothing waiting.
+    assert_eq!(finished_until(4, 9, 9, |_| false), 9);
+    // Across the wrap of the kept count.
+    assert_eq!(finished_until(4, u32::MAX, 2, |s| s != 1), 1);
+}

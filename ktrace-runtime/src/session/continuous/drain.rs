@@ -15,8 +15,8 @@ use crate::error::{Error, Result};
 use crate::format::layout::{Site, SlotMeta, META_BYTES};
 use crate::format::shape::LaunchShape;
 use crate::format::site::{
-    complete_kept, drain_plan, gpu_span, newest_plan, opened_after, opened_kept,
-    overwritten_during, slab_launch, DrainPlan, SiteRead,
+    complete_kept, drain_plan, finished_until, gpu_span, newest_plan, opened_after, opened_kept,
+    overwritten_during, slab_finished, slab_launch, DrainPlan, SiteRead,
 };
 
 use super::super::device::driver;
@@ -66,6 +66,8 @@ struct SiteView {
     kernel: String,
     drained: u32,
     last: SiteRead,
+    /// Its launches may overlap (`SiteConfig::overlapping`).
+    overlapping: bool,
 }
 
 /// The drain thread's state: its stream, its pinned memory, where drained
@@ -126,13 +128,17 @@ impl Drainer {
                 kernel: s.config.kernel.clone(),
                 drained: s.drained,
                 last: s.last,
+                overlapping: s.config.overlapping,
             })
             .collect();
         let states = self.site_states(&views)?;
         let mut waiting = false;
         for (i, (v, state)) in views.iter().zip(states).enumerate() {
-            let complete = complete_kept(Some(&v.last), &state);
             let most = (STAGING_BYTES as u64 / v.slab_bytes).clamp(1, u64::from(u32::MAX)) as u32;
+            let mut complete = complete_kept(Some(&v.last), &state);
+            if v.overlapping {
+                complete = self.finished_kept(v, &state, complete, most)?;
+            }
             let (plan, raws, over) = if state.site.keeps_newest() {
                 self.newest_copies(v, &state, complete, most)?
             } else {
@@ -221,6 +227,44 @@ impl Drainer {
         Ok((plan, raws, over))
     }
 
+    /// Of a site whose launches may overlap, the kept launches of
+    /// `drained..complete` whose warps have all finished, in order: each
+    /// slab's slot metadata (of `most` slabs at most) in strided copies,
+    /// with one wait ([`finished_until`]).
+    fn finished_kept(
+        &mut self,
+        v: &SiteView,
+        state: &SiteRead,
+        complete: u32,
+        most: u32,
+    ) -> Result<u32> {
+        let ring = state.site.ring();
+        let waiting = complete.wrapping_sub(v.drained);
+        if waiting as i32 <= 0 || ring == 0 {
+            return Ok(complete);
+        }
+        let n = waiting.min(ring).min(most.max(1));
+        let warps = v.shape.slot_count() as usize;
+        let slot_bytes = v.shape.slot_bytes();
+        for k in 0..n {
+            let slab = v.drained.wrapping_add(k) & (ring - 1);
+            let src = v.addr + v.head_bytes + u64::from(slab) * v.slab_bytes;
+            self.enqueue_metas(src, slot_bytes, warps, k as usize * warps)?;
+        }
+        self.stream
+            .synchronize()
+            .map_err(driver("reading the slabs' slots"))?;
+        let metas: Vec<SlotMeta> = (0..n as usize * warps).map(|j| self.meta_at(j)).collect();
+        let first = v.drained;
+        let upto = first.wrapping_add(n);
+        let by_slab = |slab: u32| {
+            let k = slab.wrapping_sub(first & (ring - 1)) & (ring - 1);
+            slab_finished(&metas[k as usize * warps..(k as usize + 1) * warps])
+        };
+        let done = finished_until(ring, first, upto, by_slab);
+        Ok(if done == upto { complete } else { done })
+    }
+
     /// Every site's state, copied with one wait.
     fn site_states(&mut self, views: &[SiteView]) -> Result<Vec<SiteRead>> {
         const N: usize = SiteRead::BYTES;
@@ -246,15 +290,26 @@ impl Drainer {
     /// copy.
     fn slab_heads(&mut self, v: &SiteView, count: u32) -> Result<Vec<SlotMeta>> {
         let n = count as usize;
-        let dst = self.staging.bytes(0, n * META_BYTES);
+        self.enqueue_metas(v.addr + v.head_bytes, v.slab_bytes, n, 0)?;
+        self.stream
+            .synchronize()
+            .map_err(driver("reading the slabs' first slots"))?;
+        Ok((0..n).map(|j| self.meta_at(j)).collect())
+    }
+
+    /// Enqueues one strided copy of `rows` slots' metadata, `pitch` bytes
+    /// apart from device address `src`, into the pinned memory from the
+    /// metadata's index `at` on; the caller waits for the stream.
+    fn enqueue_metas(&mut self, src: u64, pitch: u64, rows: usize, at: usize) -> Result<()> {
+        let dst = self.staging.bytes(at * META_BYTES, rows * META_BYTES);
         let copy = sys::CUDA_MEMCPY2D {
             srcXInBytes: 0,
             srcY: 0,
             srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
             srcHost: std::ptr::null(),
-            srcDevice: v.addr + v.head_bytes,
+            srcDevice: src,
             srcArray: std::ptr::null_mut(),
-            srcPitch: v.slab_bytes as usize,
+            srcPitch: pitch as usize,
             dstXInBytes: 0,
             dstY: 0,
             dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
@@ -263,24 +318,21 @@ impl Drainer {
             dstArray: std::ptr::null_mut(),
             dstPitch: META_BYTES,
             WidthInBytes: META_BYTES,
-            Height: n,
+            Height: rows,
         };
         // SAFETY: the source rows lie inside the site's slabs, the
-        // destination in pinned memory, waited for below.
+        // destination in pinned memory, which the caller waits for.
         unsafe { sys::cuMemcpy2DAsync_v2(&copy, self.stream.cu_stream()) }
             .result()
-            .map_err(driver("reading the slabs' first slots"))?;
-        self.stream
-            .synchronize()
-            .map_err(driver("reading the slabs' first slots"))?;
-        Ok((0..n)
-            .map(|j| {
-                let b: &[u8; META_BYTES] = self.staging.bytes(j * META_BYTES, META_BYTES)[..]
-                    .try_into()
-                    .expect("a slot's metadata");
-                SlotMeta::from_bytes(b)
-            })
-            .collect())
+            .map_err(driver("reading the slabs' slots"))
+    }
+
+    /// The `j`-th slot metadata copied by [`Drainer::enqueue_metas`].
+    fn meta_at(&mut self, j: usize) -> SlotMeta {
+        let b: &[u8; META_BYTES] = self.staging.bytes(j * META_BYTES, META_BYTES)[..]
+            .try_into()
+            .expect("a slot's metadata");
+        SlotMeta::from_bytes(b)
     }
 
     /// The bytes of slabs `ready` of a site (consecutive indices of its ring
