@@ -129,7 +129,7 @@ static_assert(KTRACE_ANCHOR_CYCLES == 0 ||
 #define KTRACE_SITE_EVICT_LAST 0
 #endif
 // The pieces of a site access under that policy, for the asm of
-// site_open and KTRACE_CLOSE_SITE_: the policy's declaration (a 64-bit
+// site_open and close_at_site: the policy's declaration (a 64-bit
 // `keep_l2`), the access's qualifier, its policy operand (the operand's
 // number, "%N") and the operand's input. Empty with plain accesses.
 #if KTRACE_SITE_EVICT_LAST
@@ -442,23 +442,31 @@ __device__ __forceinline__ uint64_t grid_id() {
   return r;
 }
 
-/// Whether `arg` is a site whose launches may overlap (KTRACE_ARG_OVERLAP).
-__device__ __forceinline__ bool overlapping(const ktrace_arg& arg) {
-  constexpr uint32_t kBoth = KTRACE_ARG_SITE | KTRACE_ARG_OVERLAP;
-  return (arg.launch & kBoth) == kBoth;
-}
-
-/// Writes the flush half of a slot's metadata (from the lane where
-/// `leader` is set): the closing timer pair, the entry count and %gridid.
-/// `ordered` (a site whose launches may overlap, KTRACE_ARG_OVERLAP): the
-/// count first, then, once every lane's stores are visible to the GPU, the
-/// timer pair, which tells the host that the slot is whole.
-__device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool leader,
-                                            bool ordered) {
-  const uint64_t clk = clock64();
-  const uint64_t gt = globaltimer();
+/// The flush half of a slot's metadata of a launch traced through a site
+/// (KTRACE_ARG_SITE), and the warp's count at the site, from the lane
+/// where `leader` is set; `gt` and `clk` are the closing timer pair.
+///
+/// On a site whose launches may overlap (KTRACE_ARG_OVERLAP) the count
+/// goes first, then, once every lane's stores are visible to the GPU, the
+/// closing timer pair, which tells the host that the slot is whole.
+/// Otherwise the pair first, as write_flush does.
+///
+/// Then it adds 1 to the site's `flushed` (relaxed) and does not wait for
+/// it. No release: the host learns that a launch's stores have landed from
+/// the next launch of the site (its kernel started after this one
+/// completed), or from each slot's closing pair on an overlapping site,
+/// and a site's newest launch only once the site has been quiet for a poll
+/// (ktrace_layout.h). The count carries the open's L2 policy too: a kernel
+/// completes once its reductions have, and one whose line was evicted
+/// waits for DRAM.
+///
+/// Out of line, as site_open: a kernel carries a call here, not this code,
+/// in its register allocation.
+__device__ __noinline__ void close_at_site(uint64_t site, uint32_t launch, uint64_t slot,
+                                           uint32_t count, bool leader, uint64_t gt,
+                                           uint64_t clk) {
   const uint64_t grid = grid_id();
-  if (ordered) {
+  if (launch & KTRACE_ARG_OVERLAP) {
     // The lanes' events are ordered before the leader's fence by the warp
     // barrier; the fence is cumulative.
     __syncwarp(__activemask());
@@ -467,34 +475,39 @@ __device__ __forceinline__ void write_flush(uint64_t slot, uint32_t count, bool 
     if (leader) asm volatile("fence.acq_rel.gpu;" ::: "memory");
     store_v4_cs(slot + layout::kFlushTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
                 (uint32_t)(clk >> 32), leader);
+  } else {
+    store_v4_cs(slot + layout::kFlushTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
+                (uint32_t)(clk >> 32), leader);
+    store_v4_cs(slot + layout::kFlushCount, count, KTRACE_FLUSH_MAGIC, (uint32_t)grid,
+                (uint32_t)(grid >> 32), leader);
+  }
+  if (leader) {
+    KTRACE_SITE_POLICY_DECL_;
+    asm volatile("red.relaxed.gpu.global.add" KTRACE_SITE_HINT_ ".u32 [%0], 1" KTRACE_SITE_POLICY_(
+                     "%1") ";" ::"l"(site + offsetof(ktrace_site, flushed)) KTRACE_SITE_POLICY_IN_
+                 : "memory");
+  }
+}
+
+/// A recording warp's close (from the lane where `leader` is set): the
+/// flush half of its slot's metadata (the closing timer pair, the entry
+/// count and %gridid), and for a launch traced through a site, its count
+/// there (close_at_site). The argument is read from the kernel's
+/// parameters: it costs no register across the kernel.
+__device__ __forceinline__ void write_flush(const ktrace_arg& arg, uint64_t slot, uint32_t count,
+                                            bool leader) {
+  const uint64_t clk = clock64();
+  const uint64_t gt = globaltimer();
+  if (arg.launch & KTRACE_ARG_SITE) {
+    close_at_site(arg.buffer, arg.launch, slot, count, leader, gt, clk);
     return;
   }
   store_v4_cs(slot + layout::kFlushTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
               (uint32_t)(clk >> 32), leader);
+  const uint64_t grid = grid_id();
   store_v4_cs(slot + layout::kFlushCount, count, KTRACE_FLUSH_MAGIC, (uint32_t)grid,
               (uint32_t)(grid >> 32), leader);
 }
-
-/// A recording warp's end at its site (KTRACE_ARG_SITE), from the lane
-/// where `leader` is set: adds 1 to the site's `flushed` (relaxed), and
-/// does not wait for it. No release: the host learns that a launch's
-/// stores have landed from the next launch of the site (its kernel
-/// started after this one completed), and a site's newest launch only
-/// once the site has been quiet for a poll (ktrace_layout.h). The argument is read
-/// from the kernel's parameters: the site costs no register across the
-/// kernel.
-// The count carries the open's L2 policy too: a kernel completes once its
-// reductions have, and one whose line was evicted waits for DRAM.
-#define KTRACE_CLOSE_SITE_(arg, leader)                                                       \
-  do {                                                                                        \
-    if (((arg).launch & KTRACE_ARG_SITE) && (leader)) {                                       \
-      KTRACE_SITE_POLICY_DECL_;                                                               \
-      asm volatile("red.relaxed.gpu.global.add" KTRACE_SITE_HINT_                             \
-                   ".u32 [%0], 1" KTRACE_SITE_POLICY_("%1") ";" ::"l"(                        \
-                       (arg).buffer + offsetof(ktrace_site, flushed)) KTRACE_SITE_POLICY_IN_  \
-                   : "memory");                                                               \
-    }                                                                                         \
-  } while (0)
 
 }  // namespace ktrace
 

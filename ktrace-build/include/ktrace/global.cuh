@@ -81,11 +81,10 @@ class Context {
                     held_clk_, held_tag_, true);
       }
 #endif
-      write_flush(base_ - sizeof(ktrace_slot_meta), cnt_, leader, overlapping(*arg_));
+      // The argument is read again here, from the kernel's parameters:
+      // the site costs no register across the kernel.
+      write_flush(*arg_, base_ - sizeof(ktrace_slot_meta), cnt_, leader);
     }
-    // The argument is read again here, from the kernel's parameters: the
-    // site costs no register across the kernel.
-    KTRACE_CLOSE_SITE_(*arg_, leader);
     skip_ = 3u;
   }
 

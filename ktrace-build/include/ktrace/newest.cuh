@@ -197,8 +197,7 @@ class Context {
       const uint32_t pos = small_cap ? (i & mask) : j;
       store_event(events + static_cast<uint64_t>(pos) * sizeof(ktrace_event), e.x, e.y, true);
     }
-    write_flush(slot, small_cap ? count : kept, rank == 0, overlapping(*arg_));
-    KTRACE_CLOSE_SITE_(*arg_, rank == 0);
+    write_flush(*arg_, slot, small_cap ? count : kept, rank == 0);
     skip_ = 3u;
   }
 

@@ -263,8 +263,7 @@ class Context {
       // generic stores.
       asm volatile("fence.proxy.async.global;" ::: "memory");
     }
-    write_flush(slot, done + held, leader, overlapping(*arg_));
-    KTRACE_CLOSE_SITE_(*arg_, leader);
+    write_flush(*arg_, slot, done + held, leader);
     skip_ = 3u;
   }
 

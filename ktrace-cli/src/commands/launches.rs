@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use ktrace_runtime::export::launches::{
-    facts_infos, kernel_stats, read_facts, step_launches, KernelStats, LaunchDuration, LaunchFacts,
-    LaunchInfo, LaunchSelection, OUTLIER_FACTOR,
+    facts_infos, kernel_stats, read_facts, site_overlaps, step_launches, KernelStats,
+    LaunchDuration, LaunchFacts, LaunchInfo, LaunchSelection, OUTLIER_FACTOR,
 };
 use ktrace_runtime::format::capture::{Capture, StreamEnd};
 use ktrace_runtime::format::site::WhenFull;
@@ -106,6 +106,7 @@ pub fn facts_text(
     for k in &stats {
         out.push_str(&kernel_notes(k));
     }
+    out.push_str(&overlap_notes(&infos));
     if each {
         out.push('\n');
         out.push_str(&launch_table(cap, &all, &infos));
@@ -191,6 +192,25 @@ fn kernel_notes(k: &KernelStats<'_>) -> String {
             } else {
                 String::new()
             }
+        );
+    }
+    out
+}
+
+/// A line per site whose consecutive launches ran at the same time
+/// (programmatic dependent launch): how many of them, and by how much.
+fn overlap_notes(infos: &[LaunchInfo<'_>]) -> String {
+    let mut out = String::new();
+    for o in site_overlaps(infos).iter().filter(|o| o.overlapped > 0) {
+        let _ = writeln!(
+            out,
+            "  {} (site {}): {} of {} consecutive launches began before the one before them \
+             ended, by {} at the median",
+            name(o.kernel),
+            o.site,
+            o.overlapped,
+            o.pairs,
+            dur_ns(o.median_ns as f64)
         );
     }
     out

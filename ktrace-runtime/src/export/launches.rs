@@ -26,16 +26,20 @@
 //!   ([`NamePattern`]: `gemm*`) and that overlap the steps of a
 //!   [`StepRange`] (`2..5`, `2..`). A selection that keeps nothing is a
 //!   [`FilterError`] naming what was asked and what the capture holds.
+//! - [`site_overlaps`]: how many of a site's consecutive launches ran at
+//!   the same time, and by how much (programmatic dependent launch).
 //! - [`LaunchFacts`] and [`read_facts`]: what [`LaunchInfo`] tells of a
 //!   launch, owned and without the buffer, for every launch of a capture
 //!   file read a record at a time; so a capture of any size is summarised
 //!   in the memory of a small record per launch.
 
 mod facts;
+mod overlap;
 #[cfg(test)]
 mod tests;
 
 pub use facts::{facts_infos, read_facts, read_facts_on, CaptureFacts, KernelNames, LaunchFacts};
+pub use overlap::{site_overlaps, SiteOverlap};
 
 use std::fmt;
 

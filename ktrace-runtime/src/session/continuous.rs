@@ -721,14 +721,7 @@ mod tests {
 
     fn shape(c: &SiteConfig) -> LaunchShape {
         let (g, b) = (c.grid, c.block);
-        LaunchShape::new(
-            [g.0, g.1, g.2],
-            [b.0, b.1, b.2],
-            c.cap,
-            &c.warps,
-            c.blocks,
-        )
-        .unwrap()
+        LaunchShape::new([g.0, g.1, g.2], [b.0, b.1, b.2], c.cap, &c.warps, c.blocks).unwrap()
     }
 
     #[test]

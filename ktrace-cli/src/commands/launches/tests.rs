@@ -349,3 +349,26 @@ fn a_capture_of_thousands_of_small_launches() {
     assert_eq!(each, text(&cap, &s, true).unwrap());
     assert!(each.contains(" of 3000 launches, 1 kernel\n"), "{each}");
 }
+
+#[test]
+fn launches_that_ran_together_are_counted_per_site() {
+    // The real capture of a kernel launched after itself with programmatic
+    // dependent launch (tests/pdl_overlap.rs): 80 launches of one site.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/h100_pdl_overlap.ktrace");
+    let out = file_text(&path, &sel(&[], None), false).unwrap();
+    println!("{out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("consecutive launches"))
+        .expect("an overlap line");
+    assert!(
+        line.starts_with(
+            "  pdl_probe (site 0): 66 of 79 consecutive launches began before the one before \
+             them ended, by "
+        ),
+        "{line}"
+    );
+    // The synthetic capture's launches never overlap: no such line.
+    let plain = text(&continuous_capture(), &sel(&[], None), false).unwrap();
+    assert!(!plain.contains("consecutive launches"), "{plain}");
+}
