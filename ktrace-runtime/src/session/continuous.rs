@@ -33,8 +33,11 @@ use crate::sizing::bytes_text;
 use crate::timeline::host_clocks_ns;
 
 mod drain;
+mod report;
 
 use drain::Drainer;
+use report::print_report;
+pub use report::SiteFill;
 
 use super::clock_sync::ClockProbe;
 use super::device::{device_info, driver};
@@ -181,6 +184,8 @@ struct SiteSlot {
     /// Kept launches that found the ring full.
     dropped: u64,
     durations: Histogram,
+    /// How full its drained launches' rings were.
+    fill: SiteFill,
 }
 
 impl SiteSlot {
@@ -257,6 +262,8 @@ pub struct ContinuousReport {
     pub stale_slots: u64,
     /// Slabs holding more than one `%gridid`: overlapping launches of a site.
     pub overlaps: u64,
+    /// Each site: how full its drained launches' rings were.
+    pub fills: Vec<SiteFill>,
     /// The capture file.
     pub capture: PathBuf,
 }
@@ -313,6 +320,13 @@ impl ContinuousSession {
                 device.label(),
                 config.capture.display()
             );
+            if !crate::switch::enabled() {
+                eprintln!(
+                    "ktrace: note: KTRACE is not set: kernels loaded with load_module are the \
+                     untraced build and record nothing here (set KTRACE=1, or load the traced \
+                     build with load_module_variant(ctx, &kernels::NAME, true))"
+                );
+            }
         }
         let mut session = ContinuousSession {
             stream: stream.clone(),
@@ -396,6 +410,10 @@ impl ContinuousSession {
             written: 0,
             dropped: 0,
             durations: Histogram::default(),
+            fill: SiteFill {
+                cap: shape.cap(),
+                ..SiteFill::default()
+            },
         });
         Ok(TracedSite { index, arg })
     }
@@ -499,6 +517,7 @@ impl ContinuousSession {
             })
             .collect();
         let durations = sites.iter().map(|s| s.durations.clone()).collect();
+        let fills = sites.iter().map(|s| s.fill).collect();
         drop(sites);
         if let Some(tx) = self.tx.take() {
             for r in &records {
@@ -520,6 +539,7 @@ impl ContinuousSession {
             arena_bytes: self.config.arena_bytes,
             stale_slots: c.stale_slots.load(Ordering::Relaxed),
             overlaps: c.overlaps.load(Ordering::Relaxed),
+            fills,
             capture: self.config.capture.clone(),
         };
         if !self.config.quiet {
@@ -665,82 +685,5 @@ fn site_ring(config: &SiteConfig, shape: &LaunchShape, left: u64) -> Result<(u32
     Ok((slab_count, bytes))
 }
 
-fn print_report(r: &ContinuousReport) {
-    eprintln!(
-        "ktrace: {} launches drained ({} entries, {:.1} M entries/s over {:.1} s) -> {}",
-        r.launches,
-        r.records,
-        r.records as f64 / r.seconds / 1e6,
-        r.seconds,
-        r.capture.display()
-    );
-    for s in &r.sites {
-        eprintln!(
-            "ktrace: site {} {}: {} launches, {} kept, {} {}",
-            s.site,
-            s.kernel,
-            s.launches,
-            s.kept,
-            s.dropped,
-            s.when_full.lost()
-        );
-        if s.dropped > 0 {
-            eprintln!(
-                "ktrace: warning: site {} {}: {} launches {}: the ring was full (drain \
-                 slower than the launches; give the session a larger arena, or keep fewer \
-                 launches)",
-                s.site,
-                s.kernel,
-                s.dropped,
-                s.when_full.lost()
-            );
-        }
-    }
-    if r.stale_slots > 0 {
-        eprintln!(
-            "ktrace: warning: {} slots held no record of their launch (a sampled warp did not \
-             open its context, or did not flush it)",
-            r.stale_slots
-        );
-    }
-    if r.overlaps > 0 {
-        eprintln!(
-            "ktrace: warning: {} launches held warps of another launch of their site: give \
-             each stream its own site; with programmatic dependent launch, mark the site \
-             overlapping and let no thread of a block trigger the next launch before every \
-             sampled warp of the block has opened its context (a __syncthreads() between \
-             KTRACE_OPEN and griddepcontrol.launch_dependents)",
-            r.overlaps
-        );
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn shape(c: &SiteConfig) -> LaunchShape {
-        let (g, b) = (c.grid, c.block);
-        LaunchShape::new([g.0, g.1, g.2], [b.0, b.1, b.2], c.cap, &c.warps, c.blocks).unwrap()
-    }
-
-    #[test]
-    fn a_ring_fits_the_arena_and_a_policy_the_site_can_have() {
-        let mut c = SiteConfig::new("k", (8, 1, 1), (128, 1, 1));
-        c.cap = 32;
-        let s = shape(&c);
-        let (slabs, bytes) = site_ring(&c, &s, 64 << 20).unwrap();
-        assert!(slabs.is_power_of_two() && slabs <= 1024);
-        assert!(bytes <= 64 << 20);
-        assert_eq!(bytes, site_bytes(&s, slabs).unwrap());
-        // Too little arena for the two slabs a site needs at least.
-        let small = site_ring(&c, &s, s.buffer_bytes().unwrap()).unwrap_err();
-        assert!(small.to_string().contains("larger arena_bytes"), "{small}");
-        // Launches that overlap drop new launches when the ring is full.
-        c.overlapping = true;
-        assert!(site_ring(&c, &s, 64 << 20).is_ok());
-        c.when_full = WhenFull::KeepNewest;
-        let e = site_ring(&c, &s, 64 << 20).unwrap_err();
-        assert!(e.to_string().contains("overlap"), "{e}");
-    }
-}
+mod tests;

@@ -20,7 +20,7 @@ use crate::format::site::{
 };
 
 use super::super::device::driver;
-use super::{Counters, Message, SiteSlot};
+use super::{Counters, Message, SiteFill, SiteSlot};
 
 /// Pinned host memory the drain thread copies into: copies from the arena
 /// run at the link's speed and need no staging by the driver.
@@ -90,6 +90,8 @@ struct Handed {
     written: u64,
     /// Slabs that held no newer launch: dropped launches.
     dropped: u64,
+    /// How full the written launches' rings were.
+    fill: SiteFill,
 }
 
 impl Drainer {
@@ -163,6 +165,7 @@ impl Drainer {
             slot.last = state;
             slot.written += handed.written;
             slot.dropped += u64::from(plan.dropped) + u64::from(over) + handed.dropped;
+            slot.fill.merge(&handed.fill);
             for d in handed.durations {
                 slot.durations.add(d);
             }
@@ -377,6 +380,10 @@ impl Drainer {
             durations: Vec::with_capacity(raws.len()),
             written: 0,
             dropped: 0,
+            fill: SiteFill {
+                cap: v.shape.cap(),
+                ..SiteFill::default()
+            },
         };
         if self.drained_from.len() <= site {
             self.drained_from.resize(site + 1, Vec::new());
@@ -404,6 +411,9 @@ impl Drainer {
             handed.written += 1;
             let buffer = launch.buffer()?;
             let records: u64 = buffer.slots().map(|s| u64::from(s.stored_entries())).sum();
+            for slot in buffer.slots() {
+                handed.fill.add(slot.meta());
+            }
             if let Some(span) = gpu_span(&buffer) {
                 handed.durations.push(span.duration_ns());
             }
