@@ -320,13 +320,6 @@ impl ContinuousSession {
                 device.label(),
                 config.capture.display()
             );
-            if !crate::switch::enabled() {
-                eprintln!(
-                    "ktrace: note: KTRACE is not set: kernels loaded with load_module are the \
-                     untraced build and record nothing here (set KTRACE=1, or load the traced \
-                     build with load_module_variant(ctx, &kernels::NAME, true))"
-                );
-            }
         }
         let mut session = ContinuousSession {
             stream: stream.clone(),

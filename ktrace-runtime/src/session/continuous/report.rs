@@ -4,6 +4,7 @@
 use crate::format::layout::{SlotMeta, MIN_CAP};
 
 use super::ContinuousReport;
+use crate::format::capture::SiteRecord;
 
 /// How full a site's rings were, over the launches drained: what sizes
 /// its slabs (a slab is a launch's sampled warps times the cap, copied
@@ -70,30 +71,19 @@ pub(super) fn print_report(r: &ContinuousReport) {
         if s.launches == 0 {
             eprintln!(
                 "ktrace: warning: site {} {}: no launch opened it (was its kernel launched with \
-                 the site's argument, from the traced build?)",
-                s.site, s.kernel
+                 the site's argument, from the traced build?{})",
+                s.site,
+                s.kernel,
+                if crate::switch::enabled() {
+                    ""
+                } else {
+                    " KTRACE is not set, so load_module loads the untraced build: set KTRACE=1, \
+                     or load the traced one with load_module_variant(ctx, &kernels::NAME, true)"
+                }
             );
         }
         if let Some(f) = r.fills.get(i) {
-            if let Some(cap) = f.smaller_cap() {
-                eprintln!(
-                    "ktrace: site {} {}: its warps recorded at most {} entries of a cap of {}: \
-                     cap {cap} would have held them, in slabs about {}x smaller, which the \
-                     drain copies that much faster (SiteConfig::cap)",
-                    s.site,
-                    s.kernel,
-                    f.fullest,
-                    f.cap,
-                    f.cap / cap
-                );
-            }
-            if f.overflowed > 0 {
-                eprintln!(
-                    "ktrace: warning: site {} {}: {} warps recorded more than the cap of {} \
-                     entries (at most {}): their oldest entries were overwritten",
-                    s.site, s.kernel, f.overflowed, f.cap, f.fullest
-                );
-            }
+            print_fill(s, f);
         }
         if s.dropped > 0 {
             eprintln!(
@@ -122,6 +112,30 @@ pub(super) fn print_report(r: &ContinuousReport) {
              sampled warp of the block has opened its context (a __syncthreads() between \
              KTRACE_OPEN and griddepcontrol.launch_dependents)",
             r.overlaps
+        );
+    }
+}
+
+/// The lines on how full a site's rings were: a smaller cap that would do,
+/// or warps that overflowed.
+fn print_fill(s: &SiteRecord, f: &SiteFill) {
+    if let Some(cap) = f.smaller_cap() {
+        eprintln!(
+            "ktrace: site {} {}: its warps recorded at most {} entries of a cap of {}: \
+             cap {cap} would have held them, in slabs about {}x smaller, which the \
+             drain copies that much faster (SiteConfig::cap)",
+            s.site,
+            s.kernel,
+            f.fullest,
+            f.cap,
+            f.cap / cap
+        );
+    }
+    if f.overflowed > 0 {
+        eprintln!(
+            "ktrace: warning: site {} {}: {} warps recorded more than the cap of {} \
+             entries (at most {}): their oldest entries were overwritten",
+            s.site, s.kernel, f.overflowed, f.cap, f.fullest
         );
     }
 }
