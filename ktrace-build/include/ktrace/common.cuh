@@ -442,6 +442,22 @@ __device__ __forceinline__ uint64_t grid_id() {
   return r;
 }
 
+/// The closing timer pair of a slot's flush half, from the lane where
+/// `leader` is set.
+__device__ __forceinline__ void store_flush_timers(uint64_t slot, uint64_t gt, uint64_t clk,
+                                                   bool leader) {
+  store_v4_cs(slot + layout::kFlushTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
+              (uint32_t)(clk >> 32), leader);
+}
+
+/// The entry count, the flush magic and `grid` (%gridid) of a slot's flush
+/// half, from the lane where `leader` is set.
+__device__ __forceinline__ void store_flush_count(uint64_t slot, uint32_t count, uint64_t grid,
+                                                  bool leader) {
+  store_v4_cs(slot + layout::kFlushCount, count, KTRACE_FLUSH_MAGIC, (uint32_t)grid,
+              (uint32_t)(grid >> 32), leader);
+}
+
 /// The flush half of a slot's metadata of a launch traced through a site
 /// (KTRACE_ARG_SITE), and the warp's count at the site, from the lane
 /// where `leader` is set; `gt` and `clk` are the closing timer pair.
@@ -470,16 +486,12 @@ __device__ __noinline__ void close_at_site(uint64_t site, uint32_t launch, uint6
     // The lanes' events are ordered before the leader's fence by the warp
     // barrier; the fence is cumulative.
     __syncwarp(__activemask());
-    store_v4_cs(slot + layout::kFlushCount, count, KTRACE_FLUSH_MAGIC, (uint32_t)grid,
-                (uint32_t)(grid >> 32), leader);
+    store_flush_count(slot, count, grid, leader);
     if (leader) asm volatile("fence.acq_rel.gpu;" ::: "memory");
-    store_v4_cs(slot + layout::kFlushTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
-                (uint32_t)(clk >> 32), leader);
+    store_flush_timers(slot, gt, clk, leader);
   } else {
-    store_v4_cs(slot + layout::kFlushTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
-                (uint32_t)(clk >> 32), leader);
-    store_v4_cs(slot + layout::kFlushCount, count, KTRACE_FLUSH_MAGIC, (uint32_t)grid,
-                (uint32_t)(grid >> 32), leader);
+    store_flush_timers(slot, gt, clk, leader);
+    store_flush_count(slot, count, grid, leader);
   }
   if (leader) {
     KTRACE_SITE_POLICY_DECL_;
@@ -502,11 +514,8 @@ __device__ __forceinline__ void write_flush(const ktrace_arg& arg, uint64_t slot
     close_at_site(arg.buffer, arg.launch, slot, count, leader, gt, clk);
     return;
   }
-  store_v4_cs(slot + layout::kFlushTimers, (uint32_t)gt, (uint32_t)(gt >> 32), (uint32_t)clk,
-              (uint32_t)(clk >> 32), leader);
-  const uint64_t grid = grid_id();
-  store_v4_cs(slot + layout::kFlushCount, count, KTRACE_FLUSH_MAGIC, (uint32_t)grid,
-              (uint32_t)(grid >> 32), leader);
+  store_flush_timers(slot, gt, clk, leader);
+  store_flush_count(slot, count, grid_id(), leader);
 }
 
 }  // namespace ktrace
