@@ -36,7 +36,7 @@ use std::time::Instant;
 
 use cudarc::driver::sys::{self, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr};
-use ktrace_examples::{fail, gpu, kernels, REGIONS};
+use ktrace_examples::{fail, gpu, is_whole, kernels, REGIONS};
 use ktrace_runtime::format::buffer::EntryKind;
 use ktrace_runtime::format::capture::Capture;
 use ktrace_runtime::format::layout::KtraceArg;
@@ -121,11 +121,7 @@ fn check(capture: &Capture, plain: u32) -> Result<Checked, Error> {
     for l in &capture.launches {
         let epoch = l.origin.expect("a site's launch").epoch;
         let b = l.buffer()?;
-        let whole = b.slots().all(|s| {
-            let m = s.meta();
-            m.is_opened() && m.is_flushed() && m.launch == epoch
-        });
-        c.partial += usize::from(!whole);
+        c.partial += usize::from(!is_whole(l)?);
         let start = b.slots().map(|s| s.meta().init_globaltimer).min();
         let end = b.slots().map(|s| s.meta().final_globaltimer).max();
         if let (Some((e, prev)), Some(start)) = (previous_end, start) {

@@ -51,7 +51,7 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
-use ktrace_examples::{fail, gpu, kernels, REGIONS};
+use ktrace_examples::{fail, gpu, is_whole, kernels, REGIONS};
 use ktrace_runtime::format::capture::Capture;
 use ktrace_runtime::format::layout::KtraceArg;
 use ktrace_runtime::format::shape::{BlockSampling, LaunchShape, WarpSampling};
@@ -585,13 +585,7 @@ fn newest(stream: &Arc<CudaStream>) -> Result<(), Error> {
     // launch's warp.
     let mut partial = 0usize;
     for l in &capture.launches {
-        let epoch = l.origin.expect("a site's launch").epoch;
-        let b = l.buffer()?;
-        let whole = b.slots().all(|s| {
-            let m = s.meta();
-            m.is_opened() && m.is_flushed() && m.launch == epoch
-        });
-        partial += usize::from(!whole);
+        partial += usize::from(!is_whole(l)?);
     }
     let site = &report.sites[0];
     let tail: Vec<u32> = (launches - 7..launches).collect();

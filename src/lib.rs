@@ -59,6 +59,19 @@ pub fn trace_config(name: &str, cfg: &cudarc::driver::LaunchConfig) -> ktrace_ru
     tc
 }
 
+/// Whether a launch drained from a continuous session's site is whole:
+/// every slot of its slab opened and flushed by a warp of that launch (the
+/// slot's launch is the launch's own number).
+pub fn is_whole(
+    launch: &ktrace_runtime::format::capture::LaunchCapture,
+) -> ktrace_runtime::Result<bool> {
+    let epoch = launch.origin.expect("a site's launch").epoch;
+    Ok(launch.buffer()?.slots().all(|s| {
+        let m = s.meta();
+        m.is_opened() && m.is_flushed() && m.launch == epoch
+    }))
+}
+
 /// Number of SMs of the device.
 pub fn sm_count(ctx: &Arc<CudaContext>) -> Result<u32, DriverError> {
     use cudarc::driver::sys::CUdevice_attribute;

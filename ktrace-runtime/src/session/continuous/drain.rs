@@ -410,8 +410,9 @@ impl Drainer {
             self.next_launch = self.next_launch.wrapping_add(1);
             handed.written += 1;
             let buffer = launch.buffer()?;
-            let records: u64 = buffer.slots().map(|s| u64::from(s.stored_entries())).sum();
+            let mut records = 0u64;
             for slot in buffer.slots() {
+                records += u64::from(slot.stored_entries());
                 handed.fill.add(slot.meta());
             }
             if let Some(span) = gpu_span(&buffer) {
