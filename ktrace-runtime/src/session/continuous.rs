@@ -484,8 +484,21 @@ impl ContinuousSession {
     }
 
     /// Waits for the device, drains what is left, closes the capture file
-    /// and reports. Prints the report's lines unless quiet.
+    /// and reports. Prints the report's lines unless quiet. A session
+    /// dropped without `finish` does the same, quietly, so the capture is
+    /// whole even after an early return.
     pub fn finish(mut self) -> Result<ContinuousReport> {
+        let report = self.close()?;
+        if !self.config.quiet {
+            print_report(&report);
+        }
+        Ok(report)
+    }
+
+    /// What [`finish`](Self::finish) and `Drop` do: stops the drain after
+    /// a last pass, closes the capture and reports. Once only: a second
+    /// call finds no writer and fails.
+    fn close(&mut self) -> Result<ContinuousReport> {
         // Every stream of the context: the traced launches may be on any.
         self.stream
             .context()
@@ -518,7 +531,10 @@ impl ContinuousSession {
                     .map_err(|_| Error::Config("the capture writer stopped".into()))?;
             }
         }
-        let writer = self.writer.take().expect("writer");
+        let writer = self
+            .writer
+            .take()
+            .ok_or_else(|| Error::Config("the session is closed already".into()))?;
         writer
             .join()
             .map_err(|_| Error::Config("the capture writer panicked".into()))??;
@@ -535,12 +551,14 @@ impl ContinuousSession {
             fills,
             capture: self.config.capture.clone(),
         };
-        if !self.config.quiet {
-            print_report(&report);
-        }
         Ok(report)
     }
 
+    /// Starts the drain thread and waits until it is ready: its stream,
+    /// its pinned memory and the clock handshake's kernel (compiled from
+    /// PTX by the driver) exist and the first handshake is taken. That
+    /// setup holds the driver for tens of milliseconds; done here, it
+    /// delays the session's start, not the program's first launches.
     fn spawn_drain(&self) -> Result<JoinHandle<Result<()>>> {
         let ctx = self.stream.context().clone();
         let sites = self.sites.clone();
@@ -550,17 +568,28 @@ impl ContinuousSession {
         let (poll, sync_every) = (self.config.poll.max(MIN_POLL), self.config.clock_sync_every);
         let quiet = self.config.quiet;
         let started = self.started;
+        let (ready_tx, ready_rx) = sync_channel::<Result<()>>(1);
         let handle = std::thread::Builder::new()
             .name("ktrace-drain".into())
             .spawn(move || -> Result<()> {
-                ctx.bind_to_thread()
-                    .map_err(driver("binding the drain thread"))?;
-                let stream = ctx
-                    .new_stream()
-                    .map_err(driver("creating the drain stream"))?;
-                let probe = ClockProbe::new(&ctx).ok();
-                let mut drainer = Drainer::new(stream, tx, counters)?;
+                let setup = || -> Result<(Drainer, Option<ClockProbe>)> {
+                    ctx.bind_to_thread()
+                        .map_err(driver("binding the drain thread"))?;
+                    let stream = ctx
+                        .new_stream()
+                        .map_err(driver("creating the drain stream"))?;
+                    let probe = ClockProbe::new(&ctx).ok();
+                    Ok((Drainer::new(stream, tx, counters)?, probe))
+                };
+                let (mut drainer, probe) = match setup() {
+                    Ok(d) => d,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return Ok(());
+                    }
+                };
                 let mut last_sync: Option<Instant> = None;
+                let mut ready = Some(ready_tx);
                 loop {
                     let stopping = stop.load(Ordering::SeqCst);
                     if last_sync.map_or(true, |t| t.elapsed() >= sync_every) || stopping {
@@ -574,6 +603,9 @@ impl ContinuousSession {
                             }
                         }
                         last_sync = Some(Instant::now());
+                    }
+                    if let Some(r) = ready.take() {
+                        let _ = r.send(Ok(()));
                     }
                     hold_seconds(&sites, started.elapsed(), &drainer.stream)?;
                     drainer.round(&sites)?;
@@ -594,7 +626,31 @@ impl ContinuousSession {
                 }
             })
             .map_err(|e| Error::io("<drain thread>", e))?;
-        Ok(handle)
+        wait_ready(handle, &ready_rx)
+    }
+}
+
+/// The drain thread once it has said whether it is ready: its handle, or
+/// why it could not start.
+fn wait_ready(
+    handle: JoinHandle<Result<()>>,
+    ready: &Receiver<Result<()>>,
+) -> Result<JoinHandle<Result<()>>> {
+    match ready.recv() {
+        Ok(Ok(())) => Ok(handle),
+        Ok(Err(e)) => {
+            let _ = handle.join();
+            Err(e)
+        }
+        // The thread ended without a word: it panicked.
+        Err(_) => match handle.join() {
+            Ok(r) => r.and(Err(Error::Config(
+                "the drain thread ended at its start".into(),
+            ))),
+            Err(_) => Err(Error::Config(
+                "the drain thread panicked at its start".into(),
+            )),
+        },
     }
 }
 
@@ -625,6 +681,18 @@ fn spawn_writer(
             Ok(())
         })
         .map_err(|e| Error::io("<writer thread>", e))
+}
+
+impl Drop for ContinuousSession {
+    fn drop(&mut self) {
+        if self.writer.is_some() {
+            if let Err(e) = self.close() {
+                if !self.config.quiet {
+                    eprintln!("ktrace: closing the capture of a dropped session: {e}");
+                }
+            }
+        }
+    }
 }
 
 /// A host step, from [`ContinuousSession::step`] until dropped. It
