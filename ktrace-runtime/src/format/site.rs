@@ -55,8 +55,9 @@ pub enum Keep {
         until: u64,
     },
     /// The launches that start between `from` and `until` after the
-    /// session started, to within a drain poll: the drain thread opens the
-    /// window at `from` and closes it at `until`.
+    /// session started (when `ContinuousSession::new` returned), to within
+    /// a drain poll: the drain thread opens the window at `from` and
+    /// closes it at `until`.
     Seconds {
         /// When the window opens, from the session's start.
         from: std::time::Duration,

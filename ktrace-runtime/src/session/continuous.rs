@@ -336,7 +336,11 @@ impl ContinuousSession {
             started: Instant::now(),
             steps_held: false,
         };
-        session.drain = Some(session.spawn_drain()?);
+        let (drain, started) = session.spawn_drain()?;
+        session.drain = Some(drain);
+        // The session's seconds (`Keep::Seconds`, the report's) count from
+        // here, when it is ready, as the program's first launch does.
+        session.started = started;
         Ok(session)
     }
 
@@ -559,7 +563,9 @@ impl ContinuousSession {
     /// PTX by the driver) exist and the first handshake is taken. That
     /// setup holds the driver for tens of milliseconds; done here, it
     /// delays the session's start, not the program's first launches.
-    fn spawn_drain(&self) -> Result<JoinHandle<Result<()>>> {
+    /// Returns the thread and the instant it was ready: the session's
+    /// start.
+    fn spawn_drain(&self) -> Result<(JoinHandle<Result<()>>, Instant)> {
         let ctx = self.stream.context().clone();
         let sites = self.sites.clone();
         let counters = self.counters.clone();
@@ -567,8 +573,7 @@ impl ContinuousSession {
         let tx = self.tx.clone().expect("sender");
         let (poll, sync_every) = (self.config.poll.max(MIN_POLL), self.config.clock_sync_every);
         let quiet = self.config.quiet;
-        let started = self.started;
-        let (ready_tx, ready_rx) = sync_channel::<Result<()>>(1);
+        let (ready_tx, ready_rx) = sync_channel::<Result<Instant>>(1);
         let handle = std::thread::Builder::new()
             .name("ktrace-drain".into())
             .spawn(move || -> Result<()> {
@@ -590,6 +595,7 @@ impl ContinuousSession {
                 };
                 let mut last_sync: Option<Instant> = None;
                 let mut ready = Some(ready_tx);
+                let mut started = Instant::now();
                 loop {
                     let stopping = stop.load(Ordering::SeqCst);
                     if last_sync.map_or(true, |t| t.elapsed() >= sync_every) || stopping {
@@ -605,7 +611,8 @@ impl ContinuousSession {
                         last_sync = Some(Instant::now());
                     }
                     if let Some(r) = ready.take() {
-                        let _ = r.send(Ok(()));
+                        started = Instant::now();
+                        let _ = r.send(Ok(started));
                     }
                     hold_seconds(&sites, started.elapsed(), &drainer.stream)?;
                     drainer.round(&sites)?;
@@ -630,14 +637,14 @@ impl ContinuousSession {
     }
 }
 
-/// The drain thread once it has said whether it is ready: its handle, or
-/// why it could not start.
+/// The drain thread once it has said whether it is ready: its handle and
+/// when it was ready, or why it could not start.
 fn wait_ready(
     handle: JoinHandle<Result<()>>,
-    ready: &Receiver<Result<()>>,
-) -> Result<JoinHandle<Result<()>>> {
+    ready: &Receiver<Result<Instant>>,
+) -> Result<(JoinHandle<Result<()>>, Instant)> {
     match ready.recv() {
-        Ok(Ok(())) => Ok(handle),
+        Ok(Ok(started)) => Ok((handle, started)),
         Ok(Err(e)) => {
             let _ = handle.join();
             Err(e)

@@ -231,9 +231,10 @@ impl Drainer {
     }
 
     /// Of a site whose launches may overlap, the kept launches of
-    /// `drained..complete` whose warps have all finished, in order: each
-    /// slab's slot metadata (of `most` slabs at most) in strided copies,
-    /// with one wait ([`finished_until`]).
+    /// `drained..complete` whose warps have all finished, in order: the
+    /// slabs' slot metadata (of `most` slabs at most) in one strided copy
+    /// (two where they wrap round the ring), with one wait
+    /// ([`finished_until`]).
     fn finished_kept(
         &mut self,
         v: &SiteView,
@@ -249,10 +250,22 @@ impl Drainer {
         let n = waiting.min(ring).min(most.max(1));
         let warps = v.shape.slot_count() as usize;
         let slot_bytes = v.shape.slot_bytes();
-        for k in 0..n {
-            let slab = v.drained.wrapping_add(k) & (ring - 1);
-            let src = v.addr + v.head_bytes + u64::from(slab) * v.slab_bytes;
-            self.enqueue_metas(src, slot_bytes, warps, k as usize * warps)?;
+        // The slabs follow each other, slot after slot: the metadata of a
+        // run of them is one strided copy, and two where the run wraps
+        // round the ring.
+        debug_assert_eq!(v.slab_bytes, warps as u64 * slot_bytes);
+        let start = v.drained & (ring - 1);
+        let before_wrap = n.min(ring - start);
+        let src = v.addr + v.head_bytes + u64::from(start) * v.slab_bytes;
+        self.enqueue_metas(src, slot_bytes, before_wrap as usize * warps, 0)?;
+        if n > before_wrap {
+            let rows = (n - before_wrap) as usize * warps;
+            self.enqueue_metas(
+                v.addr + v.head_bytes,
+                slot_bytes,
+                rows,
+                before_wrap as usize * warps,
+            )?;
         }
         self.stream
             .synchronize()
