@@ -504,15 +504,23 @@ impl ContinuousSession {
     /// call finds no writer and fails.
     fn close(&mut self) -> Result<ContinuousReport> {
         // Every stream of the context: the traced launches may be on any.
-        self.stream
+        let synced = self
+            .stream
             .context()
             .synchronize()
-            .map_err(driver("waiting for the traced kernels"))?;
+            .map_err(driver("waiting for the traced kernels"));
+        // The drain stops whatever the device said: a thread left running
+        // would read an arena about to be freed.
         self.stop.store(true, Ordering::SeqCst);
-        if let Some(d) = self.drain.take() {
-            d.join()
-                .map_err(|_| Error::Config("the drain thread panicked".into()))??;
-        }
+        let drained = match self.drain.take() {
+            Some(d) => d
+                .join()
+                .map_err(|_| Error::Config("the drain thread panicked".into()))
+                .and_then(|r| r),
+            None => Ok(()),
+        };
+        synced?;
+        drained?;
         let sites = self.sites.lock().expect("sites");
         let records: Vec<SiteRecord> = sites
             .iter()
