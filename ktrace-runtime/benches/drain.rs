@@ -1,5 +1,6 @@
 //! The host's part of a continuous session's drain, per launch, on a
-//! synthetic slab: the copy out of pinned memory, the slab made into a
+//! synthetic slab: the copy out of pinned memory at the capacity its warps
+//! needed (`fitted_slab`), the slab made into a
 //! launch (`slab_launch`), the counts the drain takes (entries, the fullest
 //! warp, the GPU span) and the capture writer's record, written to
 //! `/dev/null` (the disk's speed is not the drain's). Two slab sizes: 264 warps at cap 32 (82.5
@@ -14,7 +15,7 @@ use ktrace_runtime::format::capture::DeviceInfo;
 use ktrace_runtime::format::layout::{SlotMeta, FLUSH_MAGIC, META_BYTES, OPEN_MAGIC};
 use ktrace_runtime::format::regions::Regions;
 use ktrace_runtime::format::shape::{BlockSampling, LaunchShape, WarpSampling};
-use ktrace_runtime::format::site::{gpu_span, slab_launch};
+use ktrace_runtime::format::site::{fitted_slab, gpu_span, slab_launch};
 use ktrace_runtime::format::stream::CaptureWriter;
 
 /// A slab of `blocks` blocks of 4 warps at `cap`, every warp flushed with
@@ -65,19 +66,29 @@ fn drain(c: &mut Criterion) {
         let mut w = CaptureWriter::create(path, &DeviceInfo::default(), &Regions::new())
             .expect("a capture file");
         let mut epoch = 0u32;
-        g.bench_function(name, |b| {
-            b.iter(|| {
-                let (launch, _) =
-                    slab_launch(raw.clone(), &shape, 0, epoch, "k", Some(4)).expect("a slab");
-                let launch = launch.expect("a launch");
-                let buffer = launch.buffer().expect("fits its shape");
-                let records: u64 = buffer.slots().map(|s| u64::from(s.stored_entries())).sum();
-                let fullest = buffer.slots().map(|s| s.meta().count).max();
-                black_box((records, fullest, gpu_span(&buffer)));
-                w.launch(&launch).expect("written");
-                epoch = epoch.wrapping_add(1);
-            })
-        });
+        // As the drain does it, and as it did before it fitted the slabs'
+        // capacity to what their warps recorded (the whole slab copied).
+        for fit in [true, false] {
+            let id = format!("{name}/{}", if fit { "fitted" } else { "whole" });
+            g.bench_function(id, |b| {
+                b.iter(|| {
+                    let (fitted, bytes) = if fit {
+                        fitted_slab(&raw, &shape).expect("a slab")
+                    } else {
+                        (shape, raw.clone())
+                    };
+                    let (launch, _) =
+                        slab_launch(bytes, &fitted, 0, epoch, "k", Some(4)).expect("a slab");
+                    let launch = launch.expect("a launch");
+                    let buffer = launch.buffer().expect("fits its shape");
+                    let records: u64 = buffer.slots().map(|s| u64::from(s.stored_entries())).sum();
+                    let fullest = buffer.slots().map(|s| s.meta().count).max();
+                    black_box((records, fullest, gpu_span(&buffer)));
+                    w.launch(&launch).expect("written");
+                    epoch = epoch.wrapping_add(1);
+                })
+            });
+        }
     }
     g.finish();
 }

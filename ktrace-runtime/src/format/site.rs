@@ -18,7 +18,7 @@ use crate::format::buffer::LaunchBuffer;
 use crate::format::capture::{LaunchCapture, LaunchOrigin};
 use crate::format::layout::{
     site_counter_bytes, Site, SiteKeep, SlotMeta, KEEP_HELD_CLOSED, KEEP_HELD_OPEN, KEEP_OPEN_END,
-    KEEP_TRIGGERED, META_BYTES, SITE_BYTES, SLAB_NEWEST,
+    KEEP_TRIGGERED, META_BYTES, MIN_CAP, SITE_BYTES, SLAB_NEWEST,
 };
 use crate::format::shape::LaunchShape;
 
@@ -545,6 +545,54 @@ pub struct SlabReport {
 /// none was), launch numbers wrapping.
 pub fn opened_after(m: &SlotMeta, after: Option<u32>) -> bool {
     m.is_opened() && after.map_or(true, |a| m.launch.wrapping_sub(a) as i32 > 0)
+}
+
+/// One drained slab's bytes at the smallest capacity that holds what its
+/// warps recorded: a power of two, at least [`MIN_CAP`], at least the
+/// largest count among its opened or flushed slots, with each slot's
+/// metadata and the start of its ring. A slab in which some warp recorded
+/// more than the shape's capacity (its ring wrapped), or opened and did not
+/// flush (its count unknown, its whole ring stored), keeps that capacity.
+/// The drain copies slabs out of pinned memory this way, so that a cap far
+/// above what a warp records costs neither the host's copies nor the
+/// capture's bytes; the decoder reads the result as any launch of that
+/// capacity. Fails on bytes that are not `shape`'s buffer.
+pub fn fitted_slab(raw: &[u8], shape: &LaunchShape) -> Result<(LaunchShape, Vec<u8>)> {
+    let slot_bytes = shape.slot_bytes() as usize;
+    if shape.buffer_bytes() != Some(raw.len() as u64) {
+        return Err(Error::Config(format!(
+            "a slab of {} bytes is not a buffer of {} slots of {slot_bytes} bytes",
+            raw.len(),
+            shape.slot_count()
+        )));
+    }
+    let cap = shape.cap();
+    let metas = raw.chunks_exact(slot_bytes).map(|slot| {
+        SlotMeta::from_bytes(slot[..META_BYTES].try_into().expect("a slot's metadata"))
+    });
+    let most = metas
+        .filter(|m| m.is_opened() || m.is_flushed())
+        .map(|m| if m.is_flushed() { m.count } else { u32::MAX })
+        .max()
+        .unwrap_or(0);
+    let fit = if most > cap {
+        cap
+    } else {
+        most.next_power_of_two().clamp(MIN_CAP, cap)
+    };
+    if fit == cap {
+        return Ok((*shape, raw.to_vec()));
+    }
+    let fitted = LaunchShape {
+        cap_log2: fit.trailing_zeros(),
+        ..*shape
+    };
+    let keep = fitted.slot_bytes() as usize;
+    let mut out = Vec::with_capacity(keep * shape.slot_count() as usize);
+    for slot in raw.chunks_exact(slot_bytes) {
+        out.extend_from_slice(&slot[..keep]);
+    }
+    Ok((fitted, out))
 }
 
 /// Makes the raw bytes of one drained slab into a launch of a capture:

@@ -628,3 +628,86 @@ fn overlapping_launches_end_in_order_at_the_first_one_still_running() {
     // Across the wrap of the kept count.
     assert_eq!(finished_until(4, u32::MAX, 2, |s| s != 1), 1);
 }
+
+/// A slab of 4 warps at cap 256 whose warp `i` recorded `counts[i]`
+/// entries (begin/end pairs of region 1, 10 cycles apart), flushed.
+fn recorded_slab(counts: [u32; 4]) -> (LaunchShape, Vec<u8>) {
+    let s = LaunchShape::new(
+        [2, 1, 1],
+        [64, 1, 1],
+        256,
+        &WarpSampling::All,
+        BlockSampling::All,
+    )
+    .unwrap();
+    let slot = s.slot_bytes() as usize;
+    let mut raw = vec![0u8; s.buffer_bytes().unwrap() as usize];
+    for (i, &count) in counts.iter().enumerate() {
+        put_slot(&mut raw, &s, i, 7, 42);
+        let at = i * slot;
+        let mut m = SlotMeta::from_bytes(raw[at..at + META_BYTES].try_into().unwrap());
+        m.count = count;
+        m.final_clock64 = 10 * u64::from(count) + 100;
+        raw[at..at + META_BYTES].copy_from_slice(&m.to_bytes());
+        for e in 0..count.min(256) as usize {
+            let p = at + META_BYTES + 8 * e;
+            raw[p..p + 4].copy_from_slice(&(10 * e as u32 + 50).to_le_bytes());
+            raw[p + 4..p + 8].copy_from_slice(&(1u32 | ((e as u32 % 2) << 16)).to_le_bytes());
+        }
+    }
+    (s, raw)
+}
+
+#[test]
+fn a_fitted_slab_keeps_every_entry_at_the_smallest_capacity_that_holds_them() {
+    use crate::decode::{decode, DecodeOptions};
+    use crate::format::buffer::LaunchBuffer;
+    use crate::format::layout::LAYOUT_VERSION;
+    let decoded = |s: &LaunchShape, raw: &[u8]| {
+        decode(
+            LaunchBuffer::new(raw, s, LAYOUT_VERSION).unwrap(),
+            &DecodeOptions::default(),
+        )
+        .warps
+    };
+    for (counts, cap) in [
+        ([8, 6, 0, 2], 32),
+        ([40, 6, 2, 2], 64),
+        ([256, 1, 1, 1], 256),
+        ([0, 0, 0, 0], 32),
+    ] {
+        let (s, raw) = recorded_slab(counts);
+        let (f, fitted) = fitted_slab(&raw, &s).unwrap();
+        assert_eq!(f.cap(), cap, "{counts:?}");
+        assert_eq!(
+            LaunchShape {
+                cap_log2: s.cap_log2,
+                ..f
+            },
+            s,
+            "only the cap changes"
+        );
+        assert_eq!(fitted.len() as u64, f.buffer_bytes().unwrap());
+        assert_eq!(decoded(&f, &fitted), decoded(&s, &raw), "{counts:?}");
+        let w = decoded(&f, &fitted);
+        assert_eq!(w.len(), 4, "every opened warp");
+        for (warp, &n) in w.iter().zip(&counts) {
+            assert_eq!(warp.events.len(), n as usize, "{counts:?}");
+            assert_eq!(warp.spans.len(), n as usize / 2, "{counts:?}");
+        }
+    }
+}
+
+#[test]
+fn a_slab_whose_ring_wrapped_or_that_did_not_flush_keeps_its_capacity() {
+    let (s, raw) = recorded_slab([300, 2, 2, 2]);
+    let (f, fitted) = fitted_slab(&raw, &s).unwrap();
+    assert_eq!((f, fitted.as_slice()), (s, raw.as_slice()));
+    let (s, mut raw) = recorded_slab([2, 2, 2, 2]);
+    let mut m = SlotMeta::from_bytes(raw[..META_BYTES].try_into().unwrap());
+    m.flush_magic = 0;
+    raw[..META_BYTES].copy_from_slice(&m.to_bytes());
+    assert_eq!(fitted_slab(&raw, &s).unwrap().0.cap(), 256);
+    let e = fitted_slab(&raw[1..], &s).unwrap_err().to_string();
+    assert!(e.contains("is not a buffer of 4 slots"), "{e}");
+}

@@ -15,8 +15,8 @@ use crate::error::{Error, Result};
 use crate::format::layout::{Site, SlotMeta, META_BYTES};
 use crate::format::shape::LaunchShape;
 use crate::format::site::{
-    complete_kept, drain_plan, finished_until, gpu_span, newest_plan, opened_after, opened_kept,
-    overwritten_during, slab_finished, slab_launch, DrainPlan, SiteRead,
+    complete_kept, drain_plan, finished_until, fitted_slab, gpu_span, newest_plan, opened_after,
+    opened_kept, overwritten_during, slab_finished, slab_launch, DrainPlan, SiteRead,
 };
 
 use super::super::device::driver;
@@ -53,6 +53,9 @@ impl Drop for Staging {
         let _ = unsafe { cu::free_host(self.ptr.cast()) };
     }
 }
+
+/// A drained slab's shape and bytes, at the capacity its warps needed.
+type Fitted = (LaunchShape, Vec<u8>);
 
 /// Bytes of pinned memory a drain round copies at most.
 const STAGING_BYTES: usize = 64 << 20;
@@ -216,7 +219,7 @@ impl Drainer {
         state: &SiteRead,
         complete: u32,
         most: u32,
-    ) -> Result<(DrainPlan, Vec<Vec<u8>>, u32)> {
+    ) -> Result<(DrainPlan, Vec<Fitted>, u32)> {
         let count = state.site.ring();
         let plan = newest_plan(count, v.drained, complete, opened_kept(state), most)?;
         if plan.copy.is_empty() {
@@ -352,8 +355,9 @@ impl Drainer {
     }
 
     /// The bytes of slabs `ready` of a site (consecutive indices of its ring
-    /// copied as one run), each in a vector of its own.
-    fn copy_slabs(&mut self, v: &SiteView, ready: &[u32]) -> Result<Vec<Vec<u8>>> {
+    /// copied as one run), each in a vector of its own at the capacity that
+    /// holds what its warps recorded ([`fitted_slab`]).
+    fn copy_slabs(&mut self, v: &SiteView, ready: &[u32]) -> Result<Vec<Fitted>> {
         let sb = v.slab_bytes as usize;
         let mut at = 0;
         let mut k = 0;
@@ -374,9 +378,9 @@ impl Drainer {
         self.stream
             .synchronize()
             .map_err(driver("draining the trace arena"))?;
-        Ok((0..ready.len())
-            .map(|j| self.staging.bytes(j * sb, sb).to_vec())
-            .collect())
+        (0..ready.len())
+            .map(|j| fitted_slab(self.staging.bytes(j * sb, sb), &v.shape))
+            .collect()
     }
 
     /// Makes drained slabs (ring indices `slabs`) into launches and sends
@@ -387,7 +391,7 @@ impl Drainer {
         site: usize,
         v: &SiteView,
         slabs: &[u32],
-        raws: Vec<Vec<u8>>,
+        raws: Vec<Fitted>,
     ) -> Result<Handed> {
         let mut handed = Handed {
             durations: Vec::with_capacity(raws.len()),
@@ -405,16 +409,10 @@ impl Drainer {
         if self.drained_from[site].len() < ring {
             self.drained_from[site].resize(ring, None);
         }
-        for (&slab, raw) in slabs.iter().zip(raws) {
+        for (&slab, (shape, raw)) in slabs.iter().zip(raws) {
             let after = self.drained_from[site][slab as usize];
-            let (launch, report) = slab_launch(
-                raw,
-                &v.shape,
-                site as u32,
-                self.next_launch,
-                &v.kernel,
-                after,
-            )?;
+            let (launch, report) =
+                slab_launch(raw, &shape, site as u32, self.next_launch, &v.kernel, after)?;
             let Some(launch) = launch else {
                 handed.dropped += 1;
                 continue;
