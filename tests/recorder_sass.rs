@@ -501,3 +501,72 @@ fn sampled_out_sites_in_the_examples_main_loops() {
         );
     }
 }
+
+/// `KTRACE_NULL_EARLY_OUT 1` (the `serving_null_early_out` variant of the
+/// serving kernels): a launch with the null argument runs, in every warp,
+/// a test of the argument and a branch over the open before the kernel's
+/// own code: no thread or block index read, no vote, shuffle, division
+/// or timer read. The default build runs the open's sampling arithmetic
+/// (a division by the block stride) and its vote there.
+#[test]
+fn the_null_early_out_tests_the_argument_before_anything_else() {
+    let Some([tool]) = cuda_tools(["cuobjdump"]) else {
+        return;
+    };
+    let dir = Path::new(env!("OUT_DIR")).join("ktrace/kernels");
+    // Up to and including the first branch.
+    let entry = |module: &str, function: &str| -> Vec<String> {
+        let code = sass(&tool, &dir.join(format!("{module}.traced.cubin")), function);
+        let end = code
+            .iter()
+            .position(|(_, i)| i.contains("BRA "))
+            .unwrap_or_else(|| panic!("{module} {function}: no branch"));
+        code[..=end].iter().map(|(_, i)| i.clone()).collect()
+    };
+    let dear = [
+        "MUFU",
+        "VOTE",
+        "SHFL",
+        "SR_CLOCK",
+        "SR_GLOBALTIMER",
+        "SR_TID",
+        "SR_CTAID",
+    ];
+    for function in [
+        "serve_matvec",
+        "serve_rowsum",
+        "serve_scale",
+        "record_burst",
+        "launch_probe",
+    ] {
+        let early = entry("serving_null_early_out", function);
+        assert!(
+            early.len() <= 12,
+            "{function}: {} instructions before the null argument's branch: {early:?}",
+            early.len()
+        );
+        let branch = early.last().unwrap();
+        assert!(
+            branch.starts_with('@'),
+            "{function}: {branch} is not conditional"
+        );
+        assert!(
+            early.iter().any(|i| i.contains("ULDC.64")),
+            "{function}: the branch does not test a 64-bit parameter: {early:?}"
+        );
+        for i in &early {
+            assert!(
+                !dear.iter().any(|d| i.contains(d)),
+                "{function}: {i} before the null argument's branch"
+            );
+        }
+        let default = entry("serving", function);
+        for d in ["MUFU.RCP", "VOTE.ANY"] {
+            assert!(
+                default.iter().any(|i| i.contains(d)),
+                "{function}: the default build's open runs no {d} before its first branch \
+                 (the check above would not tell the builds apart): {default:?}"
+            );
+        }
+    }
+}

@@ -134,7 +134,9 @@ fn recorder_smem(module: &str) -> u64 {
     let text = match (module.strip_suffix("@newest"), variant) {
         (Some(_), _) => return (NEWEST_SMALL_WARPS * (64 * 8 + 16)).next_multiple_of(1024),
         (None, Some(_)) => String::new(),
-        (None, None) => std::fs::read_to_string(&src).unwrap(),
+        (None, None) => {
+            std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()))
+        }
     };
     let define = |name: &str| match variant {
         Some((_, _, defines)) => defines

@@ -46,6 +46,13 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
         "examples/kernels/serving.cu",
         &[("KTRACE_SITE_EVICT_LAST", "0")],
     ),
+    // The serving loop's kernels with the null argument's early out at
+    // KTRACE_OPEN (KTRACE_NULL_EARLY_OUT 1), for tests/recorder_sass.rs.
+    (
+        "serving_null_early_out",
+        "examples/kernels/serving.cu",
+        &[("KTRACE_NULL_EARLY_OUT", "1")],
+    ),
     // The bf16 GEMM with time anchors by the event count
     // (KTRACE_ANCHORS_COUNT), for `gemm --bench`.
     (

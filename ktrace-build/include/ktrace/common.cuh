@@ -346,6 +346,16 @@ __device__ __noinline__ uint64_t site_open(uint64_t site, uint32_t slot, bool ta
 
 __device__ __forceinline__ Open open_slot(const ktrace_arg& arg) {
   Open o;
+#if KTRACE_NULL_EARLY_OUT
+  o.skip = true;
+  o.warp = 0;
+  o.block = 0;
+  o.slot = 0;
+  o.launch = 0;
+  // A launch that traces nothing: one test of the parameter, uniform
+  // across the grid, and none of what follows (KTRACE_NULL_EARLY_OUT).
+  if (arg.buffer == 0) return o;
+#endif
   const uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   // Read from one lane: the compiler then knows every value derived from
   // it is warp-uniform, so the per-event skip branch needs no

@@ -116,6 +116,25 @@
 #if KTRACE_NEWEST_BRANCH != 0 && KTRACE_NEWEST_BRANCH != 1
 #error "ktrace: KTRACE_NEWEST_BRANCH must be 0 or 1"
 #endif
+#ifndef KTRACE_NULL_EARLY_OUT
+// 1: every warp of a launch with the null argument (tracing off at run
+// time) tests the argument once at KTRACE_OPEN and skips the rest of the
+// open: the block-sampling arithmetic (a division by the block stride), a
+// vote, a shuffle and two timer reads; and with the global-memory
+// recorders a warp that records nothing reads no timer at its open. For
+// kernels of many short-lived warps (elementwise, a block or a warp per
+// row): on three llm.c kernels replayed as a CUDA graph (an H100) the
+// traced build with tracing off cost 1.3-1.5% instead of 4.3-4.5%, and
+// tracing cost the same. 0 (the default): the open is one stretch of code
+// without that branch, which long kernels' schedules keep better: on
+// siboehm's SGEMM the early out cost 2.7 points traced and 3.6 off (the
+// kernel took 3 more registers), and 0.2-0.4 us a step off on the serving
+// example (docs/lab/performance-notes.md). Measure your kernel both ways.
+#define KTRACE_NULL_EARLY_OUT 0
+#endif
+#if KTRACE_NULL_EARLY_OUT != 0 && KTRACE_NULL_EARLY_OUT != 1
+#error "ktrace: KTRACE_NULL_EARLY_OUT must be 0 or 1"
+#endif
 #if KTRACE_NEWEST_PIN && !KTRACE_NEWEST_BRANCH
 #error "ktrace: KTRACE_NEWEST_PIN needs KTRACE_NEWEST_BRANCH 1"
 #endif

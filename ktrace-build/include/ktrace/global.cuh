@@ -51,12 +51,18 @@ class Context {
 #if KTRACE_RECORDER == KTRACE_RECORDER_RING
     lane_ = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32;
 #endif
-    const uint64_t clk =
-        write_open(o, leader, kBySm ? KTRACE_OPEN_SHARED_MAGIC : KTRACE_OPEN_MAGIC);
-    // The first event always records an anchor: the clock moves fastest
-    // when a kernel's warps start, and a warp's first events then get a
-    // measured time rather than one interpolated from its open.
-    anchor_clk_ = static_cast<uint32_t>(clk) - KTRACE_ANCHOR_CYCLES;
+#if KTRACE_NULL_EARLY_OUT
+    // A warp that records nothing reads no timer.
+    if (!o.skip)
+#endif
+    {
+      const uint64_t clk =
+          write_open(o, leader, kBySm ? KTRACE_OPEN_SHARED_MAGIC : KTRACE_OPEN_MAGIC);
+      // The first event always records an anchor: the clock moves fastest
+      // when a kernel's warps start, and a warp's first events then get a
+      // measured time rather than one interpolated from its open.
+      anchor_clk_ = static_cast<uint32_t>(clk) - KTRACE_ANCHOR_CYCLES;
+    }
   }
 
   __device__ __forceinline__ ~Context() { flush(); }
