@@ -549,38 +549,22 @@ pub fn opened_after(m: &SlotMeta, after: Option<u32>) -> bool {
 
 /// One drained slab's bytes at the smallest capacity that holds what its
 /// warps recorded: a power of two, at least [`MIN_CAP`], at least the
-/// largest count among its opened or flushed slots, with each slot's
-/// metadata and the start of its ring. A slab in which some warp recorded
-/// more than the shape's capacity (its ring wrapped), or opened and did not
-/// flush (its count unknown, its whole ring stored), keeps that capacity.
-/// The drain copies slabs out of pinned memory this way, so that a cap far
-/// above what a warp records costs neither the host's copies nor the
-/// capture's bytes; the decoder reads the result as any launch of that
+/// entries any slot stores ([`SlotView::stored_entries`]: all of its ring
+/// for a warp whose ring wrapped or that opened and did not flush, so such
+/// a slab keeps its capacity), with each slot's metadata and the start of
+/// its ring. The drain copies slabs out of pinned memory this way, so that
+/// a cap far above what a warp records costs neither the host's copies nor
+/// the capture's bytes; the decoder reads the result as any launch of that
 /// capacity. Fails on bytes that are not `shape`'s buffer.
+///
+/// [`SlotView::stored_entries`]: crate::format::buffer::SlotView::stored_entries
 pub fn fitted_slab(raw: &[u8], shape: &LaunchShape) -> Result<(LaunchShape, Vec<u8>)> {
-    let slot_bytes = shape.slot_bytes() as usize;
-    if shape.buffer_bytes() != Some(raw.len() as u64) {
-        return Err(Error::Config(format!(
-            "a slab of {} bytes is not a buffer of {} slots of {slot_bytes} bytes",
-            raw.len(),
-            shape.slot_count()
-        )));
-    }
+    let view = LaunchBuffer::new(raw, shape, crate::format::layout::LAYOUT_VERSION)?;
+    let most = view.slots().map(|s| s.stored_entries()).max().unwrap_or(0);
     let cap = shape.cap();
-    let metas = raw.chunks_exact(slot_bytes).map(|slot| {
-        SlotMeta::from_bytes(slot[..META_BYTES].try_into().expect("a slot's metadata"))
-    });
-    let most = metas
-        .filter(|m| m.is_opened() || m.is_flushed())
-        .map(|m| if m.is_flushed() { m.count } else { u32::MAX })
-        .max()
-        .unwrap_or(0);
-    let fit = if most > cap {
-        cap
-    } else {
-        most.next_power_of_two().clamp(MIN_CAP, cap)
-    };
-    if fit == cap {
+    // At most the cap, a power of two: so is the fit.
+    let fit = most.next_power_of_two().max(MIN_CAP);
+    if fit >= cap {
         return Ok((*shape, raw.to_vec()));
     }
     let fitted = LaunchShape {
@@ -589,7 +573,7 @@ pub fn fitted_slab(raw: &[u8], shape: &LaunchShape) -> Result<(LaunchShape, Vec<
     };
     let keep = fitted.slot_bytes() as usize;
     let mut out = Vec::with_capacity(keep * shape.slot_count() as usize);
-    for slot in raw.chunks_exact(slot_bytes) {
+    for slot in raw.chunks_exact(shape.slot_bytes() as usize) {
         out.extend_from_slice(&slot[..keep]);
     }
     Ok((fitted, out))
