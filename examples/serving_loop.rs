@@ -17,6 +17,10 @@
 //! - `idle`: as `every`, but keeping no launch (`Keep::Triggered`, never
 //!   triggered): the sites' per-launch work alone;
 //! - `off`: the traced build with tracing off (null arguments);
+//! - `off-pair`: null arguments, the kernels launched through
+//!   `load_module_pair`'s `FunctionPair::for_arg`, which picks their
+//!   untraced build (what a program with ktrace compiled in runs when it
+//!   traces nothing);
 //! - `untraced`: the untraced build;
 //! - `check`: the launch identity check: graph replays and plain launches
 //!   on two streams of a kernel that records the launch count it reads;
@@ -87,15 +91,40 @@ const MATVEC_GRID: u32 = (N / 128) as u32;
 const KSPLIT: u32 = 4;
 const SCALE_GRID: u32 = (M * N / 256) as u32;
 
+/// Which build the step's kernels run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pick {
+    /// The untraced build, whatever the arguments.
+    Untraced,
+    /// The traced build, whatever the arguments (`off`: given the null one).
+    Traced,
+    /// The build each kernel's argument asks for (`FunctionPair::for_arg`).
+    ForArg,
+}
+
 impl Step {
-    /// The step's kernels from the traced or the untraced build, and its
-    /// buffers.
-    fn new(stream: &Arc<CudaStream>, module: &KernelModule, traced: bool) -> Result<Self, Error> {
-        let m = ktrace_runtime::load_module_variant(stream.context(), module, traced)?;
+    /// The step's kernels, from the build `pick` says for the arguments
+    /// `args` they will be launched with, and its buffers.
+    fn new(
+        stream: &Arc<CudaStream>,
+        module: &KernelModule,
+        pick: Pick,
+        args: &[KtraceArg; 3],
+    ) -> Result<Self, Error> {
+        let m = ktrace_runtime::load_module_pair(stream.context(), module)?;
+        let f = |name: &str, arg: &KtraceArg| -> Result<CudaFunction, Error> {
+            let pair = m.load_function(name)?;
+            Ok(match pick {
+                Pick::Untraced => pair.untraced(),
+                Pick::Traced => pair.traced(),
+                Pick::ForArg => pair.for_arg(arg),
+            }
+            .clone())
+        };
         Ok(Step {
-            matvec: m.load_function("serve_matvec")?,
-            rowsum: m.load_function("serve_rowsum")?,
-            scale: m.load_function("serve_scale")?,
+            matvec: f("serve_matvec", &args[0])?,
+            rowsum: f("serve_rowsum", &args[1])?,
+            scale: f("serve_scale", &args[2])?,
             x: stream.clone_htod(&vec![0.01f32; M * K])?,
             w: stream.clone_htod(&vec![0.001f32; K * N])?,
             y: stream.alloc_zeros(M * N)?,
@@ -234,7 +263,6 @@ fn main() -> Result<(), Error> {
     } else {
         &kernels::SERVING
     };
-    let mut step = Step::new(&stream, module, mode != "untraced")?;
     let capture =
         std::env::var("KTRACE_CAPTURE").unwrap_or_else(|_| format!("serving_{mode}.ktrace"));
     let mut session = None;
@@ -291,11 +319,17 @@ fn main() -> Result<(), Error> {
             }
             a
         }
-        "off" | "untraced" => [KtraceArg::OFF; 3],
+        "off" | "off-pair" | "untraced" => [KtraceArg::OFF; 3],
         other => fail(&format!(
-            "unknown mode {other}: every, sampled, plain, idle, buffer, off, untraced, check, triggers or ceiling"
+            "unknown mode {other}: every, sampled, plain, idle, buffer, off, off-pair, untraced, check, triggers or ceiling"
         )),
     };
+    let pick = match mode.as_str() {
+        "untraced" => Pick::Untraced,
+        "off" | "buffer" => Pick::Traced,
+        _ => Pick::ForArg,
+    };
+    let mut step = Step::new(&stream, module, pick, &args3)?;
     let graph = if mode == "plain" {
         None
     } else {

@@ -52,8 +52,9 @@
 //! fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     let ctx = ktrace_runtime::open_device(0)?; // a clear error, not a panic, without a driver
 //!     let stream = ctx.default_stream();
-//!     // The traced build of the kernel when KTRACE=1, the untraced one otherwise.
-//!     let module = ktrace_runtime::load_module(&ctx, &kernels::SAXPY)?;
+//!     // Both builds: a launch runs the traced one when its argument traces it
+//!     // (KTRACE=1), the untraced one (no markers in its machine code) otherwise.
+//!     let module = ktrace_runtime::load_module_pair(&ctx, &kernels::SAXPY)?;
 //!     let saxpy = module.load_function("saxpy")?;
 //!
 //!     let n = 1 << 20;
@@ -64,7 +65,7 @@
 //!     let mut session = TraceSession::new(&stream, TraceConfig::for_launch(&cfg), REGIONS)?;
 //!     let trace = session.arg(); // a null buffer when tracing is off
 //!     let n = n as i32;
-//!     let mut launch = stream.launch_builder(&saxpy);
+//!     let mut launch = stream.launch_builder(saxpy.for_arg(&trace));
 //!     launch.arg(&2.0f32).arg(&x).arg(&mut y).arg(&n).arg(&trace);
 //!     unsafe { launch.launch(cfg) }?;
 //!     session.finish_launch()?; // copies the buffer back
@@ -78,8 +79,10 @@
 //! [`TraceSession::finish_launch`] after each; launch `N > 0` is written to
 //! `trace_launchN.json`. To trace only some of them (a timing loop, say),
 //! set `KTRACE_LAUNCHES` or [`TraceConfig::launches`]: the other launches
-//! get a null buffer from [`TraceSession::arg`] and cost no copy and no file.
+//! get a null buffer from [`TraceSession::arg`] and cost no copy and no file;
+//! launched through [`FunctionPair::for_arg`] they run the untraced build.
 //! [`TraceSession::discard`] ends a session without writing anything.
+//! [`load_module`] loads one build, the traced one when `KTRACE=1`;
 //! [`load_module_variant`] loads the traced or the untraced build whatever
 //! `KTRACE` says, for programs that time one against the other.
 //!
@@ -205,7 +208,8 @@ pub use format::layout::KtraceArg;
 pub use format::shape::{BlockSampling, WarpSampling};
 #[cfg(feature = "cuda")]
 pub use session::{
-    load_module, load_module_variant, open_device, SessionPlan, TraceConfig, TraceSession,
+    load_module, load_module_pair, load_module_variant, open_device, FunctionPair, ModulePair,
+    SessionPlan, TraceConfig, TraceSession,
 };
 pub use switch::{enabled, set_enabled, KernelModule};
 

@@ -15,8 +15,9 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use ktrace_runtime::format::layout::EventKind;
 use ktrace_runtime::{
-    decode::decode, decode::DecodeOptions, load_module, set_enabled, settings::LaunchSelection,
-    Capture, Error, KernelModule, KtraceArg, TraceConfig, TraceSession,
+    decode::decode, decode::DecodeOptions, load_module, load_module_pair, set_enabled,
+    settings::LaunchSelection, Capture, Error, FunctionPair, KernelModule, KtraceArg, TraceConfig,
+    TraceSession,
 };
 
 include!("gpu/ktrace.rs");
@@ -31,11 +32,11 @@ fn probe(stream: &Arc<CudaStream>, f: &CudaFunction, cfg: LaunchConfig, spin: u3
 }
 
 /// Of three launches only launch 1 is traced: the others get the null
-/// argument and copy nothing. Then a session discarded with a launch
-/// pending writes nothing.
+/// argument, run the untraced build of the module pair and copy nothing.
+/// Then a session discarded with a launch pending writes nothing.
 fn selection_and_discard(
     stream: &Arc<CudaStream>,
-    f: &CudaFunction,
+    pair: &FunctionPair,
     cfg: LaunchConfig,
     dir: &std::path::Path,
 ) {
@@ -50,6 +51,13 @@ fn selection_and_discard(
         let arg = session.arg();
         assert_eq!(arg.buffer != 0, launch == 1);
         assert_eq!(session.next_launch_traced(), launch == 1);
+        let f = pair.for_arg(&arg);
+        let want = if launch == 1 {
+            pair.traced()
+        } else {
+            pair.untraced()
+        };
+        assert_eq!(f.cu_function(), want.cu_function());
         probe(stream, f, cfg, 1000, arg);
         session.finish_launch().unwrap();
     }
@@ -68,7 +76,7 @@ fn selection_and_discard(
     assert_eq!(gone.arg().buffer, 0);
     let mut gone = gone;
     gone.finish_launch().unwrap();
-    probe(stream, f, cfg, 1000, gone.arg());
+    probe(stream, pair.untraced(), cfg, 1000, gone.arg());
     gone.discard();
     assert!(!dir.join("gone_launch1.json").exists());
 }
@@ -197,13 +205,27 @@ fn traced_launches_on_a_gpu() {
     assert!(msg.contains("cap") && msg.contains("Sampling"), "{msg}");
     eprintln!("{msg}");
 
-    selection_and_discard(&stream, &f, cfg, &dir);
+    let pair = load_module_pair(&ctx, &module)
+        .unwrap()
+        .load_function("probe")
+        .unwrap();
+    assert_ne!(pair.traced().cu_function(), pair.untraced().cu_function());
+    selection_and_discard(&stream, &pair, cfg, &dir);
 
     // Off: nothing allocated, a null buffer.
     set_enabled(Some(false));
     let off = TraceSession::new(&stream, TraceConfig::for_launch(&cfg), REGIONS).unwrap();
     assert!(!off.is_enabled());
     assert_eq!(off.arg().buffer, 0);
+    // With tracing off the argument is null: the untraced build runs.
+    let off_pair = load_module_pair(&ctx, &module)
+        .unwrap()
+        .load_function("probe")
+        .unwrap();
+    assert_eq!(
+        off_pair.for_arg(&off.arg()).cu_function(),
+        off_pair.untraced().cu_function()
+    );
     assert!(off.finish().unwrap().is_empty());
     set_enabled(None);
     let _: &Arc<CudaContext> = &ctx;

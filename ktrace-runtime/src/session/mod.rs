@@ -2,14 +2,17 @@
 //! on the GPU, hands the kernel its [`KtraceArg`], copies the buffer back
 //! after each launch and writes the outputs. Also [`open_device`] and
 //! [`load_module`], which loads the traced or untraced build of a kernel
-//! ([`KernelModule`]) as the tracing switch says, and
-//! [`load_module_variant`], which loads the build asked for.
+//! ([`KernelModule`]) as the tracing switch says,
+//! [`load_module_variant`], which loads the build asked for, and
+//! [`load_module_pair`], which loads both so that each launch runs the build
+//! its argument asks for.
 
 mod clock_sync;
 mod config;
 pub mod continuous;
 mod cupti;
 mod device;
+mod module_pair;
 mod stalls;
 
 use std::cell::Cell;
@@ -37,6 +40,7 @@ pub use clock_sync::{ClockProbe, ROUNDS as CLOCK_SYNC_ROUNDS};
 pub use config::{SessionPlan, TraceConfig};
 use device::{alloc_buffer, device_info, driver};
 pub use device::{load_module, load_module_variant, open_device};
+pub use module_pair::{load_module_pair, FunctionPair, ModulePair};
 
 /// `KTRACE_OUT`: the trace file of launch 0 (default `trace.json`); a name
 /// ending in `.pftrace` writes every launch of the session into that one
