@@ -187,7 +187,7 @@ fn sites(
             Ok(session.site(c)?.arg())
         };
     Ok([
-        site("serve_matvec", (MATVEC_GRID, KSPLIT), 128, 16)?,
+        site("serve_matvec", (MATVEC_GRID, KSPLIT), 32, 16)?,
         site("serve_rowsum", (M as u32, 1), 32, 1)?,
         site("serve_scale", (SCALE_GRID, 1), 32, 16)?,
     ])
@@ -293,7 +293,7 @@ fn main() -> Result<(), Error> {
         "buffer" => {
             let mut a = [KtraceArg::OFF; 3];
             for (i, (grid, cap, every)) in [
-                ((MATVEC_GRID, KSPLIT), 128, 16),
+                ((MATVEC_GRID, KSPLIT), 32, 16),
                 ((M as u32, 1), 32, 1),
                 ((SCALE_GRID, 1), 32, 16),
             ]
