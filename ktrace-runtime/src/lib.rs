@@ -140,7 +140,8 @@
 //!
 //! - `cuda` (default): the device edge — [`TraceSession`], [`TraceConfig`],
 //!   [`open_device`], [`load_module`], [`KtraceArg`] as a cudarc kernel
-//!   argument (`DeviceRepr`), [`load_module_variant`], and the errors only
+//!   argument (`DeviceRepr`), [`load_module_variant`], [`load_module_pair`]
+//!   ([`ModulePair`], [`FunctionPair`]), and the errors only
 //!   the device raises
 //!   (`NoDriver`, `Driver`, `BufferTooLarge`). It brings in cudarc, which
 //!   loads the CUDA driver at run time: nothing links against it at build

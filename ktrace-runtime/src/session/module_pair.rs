@@ -57,7 +57,9 @@ pub(crate) fn build_for(arg: &KtraceArg) -> Build {
 /// switch says (a [`ContinuousSession`](super::continuous::ContinuousSession)
 /// traces without `KTRACE=1`). Which one runs is chosen per launch, by
 /// [`FunctionPair::for_arg`]; with tracing off every launch gets the null
-/// argument and runs the untraced build.
+/// argument and runs the untraced build. Loading both takes the time and
+/// device memory of two modules (and the driver compiles a PTX image, as
+/// another builder may embed, when it is loaded).
 pub fn load_module_pair(ctx: &Arc<CudaContext>, m: &KernelModule) -> Result<ModulePair> {
     Ok(ModulePair {
         traced: load_module_variant(ctx, m, true)?,
