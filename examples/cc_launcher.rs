@@ -28,7 +28,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let arg = session.arg();
     stream.synchronize()?;
     let a = 2.5f32;
-    let launch = if ktrace_runtime::enabled() {
+    // The traced build for a launch its argument traces, the untraced one
+    // otherwise (tracing off, or a launch KTRACE_LAUNCHES leaves out).
+    let launch = if arg.buffer != 0 {
         launchers::cc_saxpy_traced
     } else {
         launchers::cc_saxpy_untraced

@@ -4,7 +4,9 @@
  * Each launcher source is compiled twice into one static library: traced
  * (-DKTRACE_ENABLED=1) and untraced. KTRACE_LAUNCHER(name) gives the two
  * builds different symbols, `name_traced` and `name_untraced`, and the Rust
- * side calls the one that matches `ktrace_runtime::enabled()`:
+ * side calls `name_traced` for a launch its `ktrace_arg` traces (a buffer
+ * that is not null) and `name_untraced` otherwise, so a launch that is not
+ * traced runs the kernel's own machine code:
  *
  *   // saxpy.h
  *   #include <ktrace_launcher.h>
