@@ -5,10 +5,11 @@
 //! [`ContinuousSession`] with no host call per replay.
 //!
 //! `cargo run --release --example serving_loop -- MODE [--seconds S]
-//! [--arena-mib N] [--poll-us N] [--plain-l2]` (`--arena-mib` and
-//! `--poll-us`: the continuous session's arena and drain poll instead of
-//! the defaults; `--plain-l2`: the kernels built with
-//! `KTRACE_SITE_EVICT_LAST 0`), MODE:
+//! [--arena-mib N] [--poll-us N] [--cap N] [--plain-l2]` (`--arena-mib`
+//! and `--poll-us`: the continuous session's arena and drain poll instead
+//! of the defaults; `--cap`: the matrix-vector product's cap, 32 unless
+//! given; `--plain-l2`: the kernels built with `KTRACE_SITE_EVICT_LAST 0`),
+//! MODE:
 //! - `every`: every replay traced, warp 0 of every block (a loop's sampling);
 //! - `sampled`: 1 replay in 100, every warp;
 //! - `plain`: the same kernels launched without a graph, traced as `every`;
@@ -170,6 +171,7 @@ fn sites(
     session: &mut ContinuousSession,
     loop_sampling: bool,
     keep: Keep,
+    matvec_cap: u32,
 ) -> Result<[KtraceArg; 3], Error> {
     let mut site =
         |name: &str, grid: (u32, u32), cap: u32, every: u32| -> Result<KtraceArg, Error> {
@@ -187,7 +189,7 @@ fn sites(
             Ok(session.site(c)?.arg())
         };
     Ok([
-        site("serve_matvec", (MATVEC_GRID, KSPLIT), 32, 16)?,
+        site("serve_matvec", (MATVEC_GRID, KSPLIT), matvec_cap, 16)?,
         site("serve_rowsum", (M as u32, 1), 32, 1)?,
         site("serve_scale", (SCALE_GRID, 1), 32, 16)?,
     ])
@@ -230,6 +232,7 @@ fn main() -> Result<(), Error> {
     };
     let arena_mib = number("--arena-mib");
     let poll_us = number("--poll-us");
+    let matvec_cap = number("--cap").map_or(32, |c| c as u32);
     let (ctx, _default) = gpu();
     // A stream of its own: the legacy default stream cannot be captured.
     let stream = ctx.new_stream()?;
@@ -281,11 +284,11 @@ fn main() -> Result<(), Error> {
             }
             let mut s = ContinuousSession::new(&stream, config, REGIONS)?;
             let a = if mode == "sampled" {
-                sites(&mut s, false, Keep::Every(100))?
+                sites(&mut s, false, Keep::Every(100), matvec_cap)?
             } else if mode == "idle" {
-                sites(&mut s, true, Keep::Triggered)?
+                sites(&mut s, true, Keep::Triggered, matvec_cap)?
             } else {
-                sites(&mut s, true, Keep::All)?
+                sites(&mut s, true, Keep::All, matvec_cap)?
             };
             session = Some(s);
             a
@@ -293,7 +296,7 @@ fn main() -> Result<(), Error> {
         "buffer" => {
             let mut a = [KtraceArg::OFF; 3];
             for (i, (grid, cap, every)) in [
-                ((MATVEC_GRID, KSPLIT), 32, 16),
+                ((MATVEC_GRID, KSPLIT), matvec_cap, 16),
                 ((M as u32, 1), 32, 1),
                 ((SCALE_GRID, 1), 32, 16),
             ]
