@@ -11,7 +11,13 @@
 //! given; `--plain-l2`: the kernels built with `KTRACE_SITE_EVICT_LAST 0`),
 //! MODE:
 //! - `every`: every replay traced, warp 0 of every block (a loop's sampling);
-//! - `sampled`: 1 replay in 100, every warp;
+//! - `sampled`: 1 replay in 100, every warp, by the sites' keep rule
+//!   (`Keep::Every(100)`): every replay runs the traced build;
+//! - `sampled-pair`: the same launches kept, chosen on the host: the step
+//!   captured twice, with the sites' arguments and with the null ones
+//!   (through `FunctionPair::for_arg`: the traced and the untraced build),
+//!   and step `i` replays the first when `i % 100 == 0`, the second
+//!   otherwise;
 //! - `plain`: the same kernels launched without a graph, traced as `every`;
 //! - `buffer`: the traced build, each kernel given one single-launch buffer
 //!   that every replay overwrites (the markers' cost without the sites);
@@ -65,7 +71,7 @@ use ktrace_runtime::histogram::Histogram;
 use ktrace_runtime::session::continuous::{
     ContinuousConfig, ContinuousReport, ContinuousSession, SiteConfig,
 };
-use ktrace_runtime::KernelModule;
+use ktrace_runtime::{FunctionPair, KernelModule};
 
 const M: usize = 4;
 const K: usize = 4096;
@@ -74,9 +80,10 @@ const N: usize = 8192;
 type Error = Box<dyn std::error::Error>;
 
 struct Step {
-    matvec: CudaFunction,
-    rowsum: CudaFunction,
-    scale: CudaFunction,
+    matvec: FunctionPair,
+    rowsum: FunctionPair,
+    scale: FunctionPair,
+    pick: Pick,
     x: CudaSlice<f32>,
     w: CudaSlice<f32>,
     y: CudaSlice<f32>,
@@ -104,28 +111,15 @@ enum Pick {
 }
 
 impl Step {
-    /// The step's kernels, from the build `pick` says for the arguments
-    /// `args` they will be launched with, and its buffers.
-    fn new(
-        stream: &Arc<CudaStream>,
-        module: &KernelModule,
-        pick: Pick,
-        args: &[KtraceArg; 3],
-    ) -> Result<Self, Error> {
+    /// The step's kernels, both builds (each launch runs the one `pick`
+    /// says for its argument), and its buffers.
+    fn new(stream: &Arc<CudaStream>, module: &KernelModule, pick: Pick) -> Result<Self, Error> {
         let m = ktrace_runtime::load_module_pair(stream.context(), module)?;
-        let f = |name: &str, arg: &KtraceArg| -> Result<CudaFunction, Error> {
-            let pair = m.load_function(name)?;
-            Ok(match pick {
-                Pick::Untraced => pair.untraced(),
-                Pick::Traced => pair.traced(),
-                Pick::ForArg => pair.for_arg(arg),
-            }
-            .clone())
-        };
         Ok(Step {
-            matvec: f("serve_matvec", &args[0])?,
-            rowsum: f("serve_rowsum", &args[1])?,
-            scale: f("serve_scale", &args[2])?,
+            matvec: m.load_function("serve_matvec")?,
+            rowsum: m.load_function("serve_rowsum")?,
+            scale: m.load_function("serve_scale")?,
+            pick,
             x: stream.clone_htod(&vec![0.01f32; M * K])?,
             w: stream.clone_htod(&vec![0.001f32; K * N])?,
             y: stream.alloc_zeros(M * N)?,
@@ -134,11 +128,20 @@ impl Step {
         })
     }
 
+    /// The function of `pair` that a launch with `arg` runs.
+    fn function<'a>(&self, pair: &'a FunctionPair, arg: &KtraceArg) -> &'a CudaFunction {
+        match self.pick {
+            Pick::Untraced => pair.untraced(),
+            Pick::Traced => pair.traced(),
+            Pick::ForArg => pair.for_arg(arg),
+        }
+    }
+
     /// The three launches of one step, with their trace arguments.
     fn enqueue(&mut self, stream: &Arc<CudaStream>, args: &[KtraceArg; 3]) -> Result<(), Error> {
         let (k, n) = (K as i32, N as i32);
         stream.memset_zeros(&mut self.y)?;
-        let mut l = stream.launch_builder(&self.matvec);
+        let mut l = stream.launch_builder(self.function(&self.matvec, &args[0]));
         l.arg(&self.x)
             .arg(&self.w)
             .arg(&mut self.y)
@@ -150,10 +153,10 @@ impl Step {
             ..cfg(1)
         };
         unsafe { l.launch(matvec) }?;
-        let mut l = stream.launch_builder(&self.rowsum);
+        let mut l = stream.launch_builder(self.function(&self.rowsum, &args[1]));
         l.arg(&self.y).arg(&mut self.s).arg(&n).arg(&args[1]);
         unsafe { l.launch(cfg(M as u32)) }?;
-        let mut l = stream.launch_builder(&self.scale);
+        let mut l = stream.launch_builder(self.function(&self.scale, &args[2]));
         l.arg(&mut self.y)
             .arg(&self.s)
             .arg(&self.b)
@@ -271,7 +274,7 @@ fn main() -> Result<(), Error> {
     let mut session = None;
     let mut buffers = Vec::new();
     let args3: [KtraceArg; 3] = match mode.as_str() {
-        "every" | "plain" | "sampled" | "idle" => {
+        "every" | "plain" | "sampled" | "sampled-pair" | "idle" => {
             let mut config = ContinuousConfig {
                 capture: capture.clone().into(),
                 ..ContinuousConfig::default()
@@ -285,6 +288,8 @@ fn main() -> Result<(), Error> {
             let mut s = ContinuousSession::new(&stream, config, REGIONS)?;
             let a = if mode == "sampled" {
                 sites(&mut s, false, Keep::Every(100), matvec_cap)?
+            } else if mode == "sampled-pair" {
+                sites(&mut s, false, Keep::All, matvec_cap)?
             } else if mode == "idle" {
                 sites(&mut s, true, Keep::Triggered, matvec_cap)?
             } else {
@@ -324,7 +329,7 @@ fn main() -> Result<(), Error> {
         }
         "off" | "off-pair" | "untraced" => [KtraceArg::OFF; 3],
         other => fail(&format!(
-            "unknown mode {other}: every, sampled, plain, idle, buffer, off, off-pair, untraced, check, triggers or ceiling"
+            "unknown mode {other}: every, sampled, sampled-pair, plain, idle, buffer, off, off-pair, untraced, check, triggers or ceiling"
         )),
     };
     let pick = match mode.as_str() {
@@ -332,13 +337,25 @@ fn main() -> Result<(), Error> {
         "off" | "buffer" => Pick::Traced,
         _ => Pick::ForArg,
     };
-    let mut step = Step::new(&stream, module, pick, &args3)?;
+    let mut step = Step::new(&stream, module, pick)?;
+    let mut capture_step = |args: &[KtraceArg; 3]| -> Result<_, Error> {
+        stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)?;
+        let enqueued = step.enqueue(&stream, args);
+        let graph = stream.end_capture(CUgraphInstantiate_flags(0));
+        enqueued?;
+        Ok(graph?)
+    };
     let graph = if mode == "plain" {
         None
     } else {
-        stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)?;
-        step.enqueue(&stream, &args3)?;
-        stream.end_capture(CUgraphInstantiate_flags(0))?
+        capture_step(&args3)?
+    };
+    // `sampled-pair`: the step captured again with the null arguments (the
+    // untraced build), replayed but 1 time in 100.
+    let graph_off = if mode == "sampled-pair" {
+        capture_step(&[KtraceArg::OFF; 3])?
+    } else {
+        None
     };
     // Warm up, then replay in batches of 100 steps, timing each batch.
     let run = |step: &mut Step,
@@ -350,9 +367,10 @@ fn main() -> Result<(), Error> {
             let _step = session
                 .as_ref()
                 .map(|s| s.step("decode", (first + i) as u64));
-            match &graph {
-                Some(g) => g.launch()?,
-                None => step.enqueue(&stream, &args3)?,
+            match (&graph, &graph_off) {
+                (Some(_), Some(off)) if !(first + i).is_multiple_of(100) => off.launch()?,
+                (Some(g), _) => g.launch()?,
+                (None, _) => step.enqueue(&stream, &args3)?,
             }
         }
         Ok(())
