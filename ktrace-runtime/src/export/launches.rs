@@ -538,16 +538,23 @@ impl LaunchSelection {
              spans), so none can be placed in a step"
                 .to_string()
         } else if self.kernels.is_empty() {
-            format!("no launch overlaps the {steps} steps in {range}")
+            format!("no launch overlaps the {steps} steps in {range}{AHEAD_HINT}")
         } else {
             format!(
-                "no launch of a kernel matching {} overlaps the {steps} steps in {range}",
+                "no launch of a kernel matching {} overlaps the {steps} steps in {range}{AHEAD_HINT}",
                 self.kernels.join(", ")
             )
         };
         FilterError::new(FilterPart::Steps, &range.to_string(), problem)
     }
 }
+
+/// What a failed step selection adds: steps hold launches by the host's
+/// time, which a host that enqueues ahead of the device leaves behind.
+const AHEAD_HINT: &str = " (a launch is in a step when it runs during the step's host time; a \
+                          host that enqueues ahead of the device ends its steps before their \
+                          launches run: Keep::Steps keeps a step's launches in the stream's \
+                          order)";
 
 /// No step has an index in `range`.
 fn no_step(range: StepRange, steps: &[HostStep]) -> FilterError {
