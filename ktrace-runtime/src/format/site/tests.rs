@@ -632,30 +632,22 @@ fn overlapping_launches_end_in_order_at_the_first_one_still_running() {
 /// A slab of 4 warps at cap 256 whose warp `i` recorded `counts[i]`
 /// entries (begin/end pairs of region 1, 10 cycles apart), flushed.
 fn recorded_slab(counts: [u32; 4]) -> (LaunchShape, Vec<u8>) {
-    let s = LaunchShape::new(
-        [2, 1, 1],
-        [64, 1, 1],
-        256,
-        &WarpSampling::All,
-        BlockSampling::All,
-    )
-    .unwrap();
-    let slot = s.slot_bytes() as usize;
-    let mut raw = vec![0u8; s.buffer_bytes().unwrap() as usize];
+    use crate::format::layout::EventKind;
+    use crate::synth::{SynthLaunch, SynthWarp};
+    let mut l = SynthLaunch::all_traced(2, 64, 256);
     for (i, &count) in counts.iter().enumerate() {
-        put_slot(&mut raw, &s, i, 7, 42);
-        let at = i * slot;
-        let mut m = SlotMeta::from_bytes(raw[at..at + META_BYTES].try_into().unwrap());
-        m.count = count;
-        m.final_clock64 = 10 * u64::from(count) + 100;
-        raw[at..at + META_BYTES].copy_from_slice(&m.to_bytes());
-        for e in 0..count.min(256) as usize {
-            let p = at + META_BYTES + 8 * e;
-            raw[p..p + 4].copy_from_slice(&(10 * e as u32 + 50).to_le_bytes());
-            raw[p + 4..p + 8].copy_from_slice(&(1u32 | ((e as u32 % 2) << 16)).to_le_bytes());
+        let mut w = SynthWarp::new(i as u32 / 2, i as u32 % 2);
+        for e in 0..u64::from(count) {
+            let kind = if e % 2 == 0 {
+                EventKind::Begin
+            } else {
+                EventKind::End
+            };
+            w = w.event(50 + 10 * e, 1, kind);
         }
+        l.write(&w.flush_at(10 * u64::from(count) + 100));
     }
-    (s, raw)
+    (l.shape, l.raw)
 }
 
 #[test]
