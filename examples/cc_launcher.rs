@@ -30,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a = 2.5f32;
     // The traced build for a launch its argument traces, the untraced one
     // otherwise (tracing off, or a launch KTRACE_LAUNCHES leaves out).
-    let launch = if arg.buffer != 0 {
+    let launch = if arg.traces() {
         launchers::cc_saxpy_traced
     } else {
         launchers::cc_saxpy_untraced

@@ -308,6 +308,12 @@ impl KtraceArg {
         cap_log2: 0,
         launch: 0,
     };
+
+    /// Whether the launch given this argument is traced: its buffer is not
+    /// null (the device's own test at `KTRACE_OPEN`).
+    pub fn traces(&self) -> bool {
+        self.buffer != 0
+    }
 }
 
 /// `KTRACE_ARG_SITE`, set in [`KtraceArg::launch`] (layout version 4; the
@@ -473,4 +479,22 @@ impl Site {
 /// Bytes of one slot for a per-warp capacity of `1 << cap_log2` events.
 pub fn slot_bytes(cap_log2: u32) -> u64 {
     META_BYTES as u64 + ((EVENT_BYTES as u64) << cap_log2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KtraceArg;
+
+    #[test]
+    fn an_argument_traces_its_launch_exactly_when_its_buffer_is_not_null() {
+        assert!(!KtraceArg::OFF.traces());
+        let on = KtraceArg {
+            buffer: 0x7f00_0000_0000,
+            ..KtraceArg::OFF
+        };
+        assert!(on.traces());
+        // Sampling fields do not decide it: a null buffer traces nothing.
+        let sampled_off = KtraceArg { buffer: 0, ..on };
+        assert!(!sampled_off.traces());
+    }
 }

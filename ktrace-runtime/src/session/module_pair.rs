@@ -36,23 +36,6 @@ pub struct FunctionPair {
     untraced: CudaFunction,
 }
 
-/// Which build a launch runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Build {
-    Traced,
-    Untraced,
-}
-
-/// The build for a launch given `arg`: the traced one for a traced launch
-/// (a buffer that is not null), the untraced one otherwise.
-pub(crate) fn build_for(arg: &KtraceArg) -> Build {
-    if arg.buffer != 0 {
-        Build::Traced
-    } else {
-        Build::Untraced
-    }
-}
-
 /// Loads both builds of a kernel file into `ctx`, whatever the tracing
 /// switch says (a [`ContinuousSession`](super::continuous::ContinuousSession)
 /// traces without `KTRACE=1`). Which one runs is chosen per launch, by
@@ -99,9 +82,10 @@ impl FunctionPair {
     /// ([`KtraceArg::OFF`]). Pass the same `arg` to the kernel. In a CUDA
     /// graph the choice is made once, at capture.
     pub fn for_arg(&self, arg: &KtraceArg) -> &CudaFunction {
-        match build_for(arg) {
-            Build::Traced => &self.traced,
-            Build::Untraced => &self.untraced,
+        if arg.traces() {
+            &self.traced
+        } else {
+            &self.untraced
         }
     }
 
@@ -113,24 +97,5 @@ impl FunctionPair {
     /// The untraced build's function.
     pub fn untraced(&self) -> &CudaFunction {
         &self.untraced
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{build_for, Build};
-    use crate::format::layout::KtraceArg;
-
-    #[test]
-    fn a_null_argument_runs_the_untraced_build_and_a_traced_one_the_traced_build() {
-        assert_eq!(build_for(&KtraceArg::OFF), Build::Untraced);
-        let on = KtraceArg {
-            buffer: 0x7f00_0000_0000,
-            ..KtraceArg::OFF
-        };
-        assert_eq!(build_for(&on), Build::Traced);
-        // Sampling fields do not decide it: a null buffer traces nothing.
-        let sampled_off = KtraceArg { buffer: 0, ..on };
-        assert_eq!(build_for(&sampled_off), Build::Untraced);
     }
 }
