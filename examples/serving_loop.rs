@@ -5,11 +5,11 @@
 //! [`ContinuousSession`] with no host call per replay.
 //!
 //! `cargo run --release --example serving_loop -- MODE [--seconds S]
-//! [--arena-mib N] [--poll-us N] [--cap N] [--plain-l2]` (`--arena-mib`
-//! and `--poll-us`: the continuous session's arena and drain poll instead
-//! of the defaults; `--cap`: the matrix-vector product's cap, 32 unless
-//! given; `--plain-l2`: the kernels built with `KTRACE_SITE_EVICT_LAST 0`),
-//! MODE:
+//! [--arena-mib N] [--poll-us N] [--cap N] [--plain-l2] [--no-steps]`
+//! (`--arena-mib` and `--poll-us`: the continuous session's arena and
+//! drain poll instead of the defaults; `--cap`: the matrix-vector
+//! product's cap, 32 unless given; `--plain-l2`: the kernels built with
+//! `KTRACE_SITE_EVICT_LAST 0`; `--no-steps`: no host steps), MODE:
 //! - `every`: every replay traced, warp 0 of every block (a loop's sampling);
 //! - `sampled`: 1 replay in 100, every warp, by the sites' keep rule
 //!   (`Keep::Every(100)`): every replay runs the traced build;
@@ -46,6 +46,9 @@
 //!   without its stream, shown and not checked). Then a site kept with `Keep::Seconds` from 1.0 s to 1.3 s of the
 //!   session, one step every 2 ms until 1.6 s: every step that ran well
 //!   inside the window kept, none well outside it, the kept ones in a row.
+//!   Every kept launch must carry the step it was enqueued in, as the
+//!   device recorded it, and `--steps 100..105` must select exactly the
+//!   steps sites' launches of those steps.
 //! - `newest`: a site that keeps the newest launches
 //!   (`WhenFull::KeepNewest`) with a ring of 8 slabs and a drain that polls
 //!   every 5 ms, under 3,000 launches of the launch-identity kernel
@@ -63,6 +66,7 @@ use std::time::{Duration, Instant};
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
 use ktrace_examples::{fail, gpu, is_whole, kernels, REGIONS};
+use ktrace_runtime::export::launches::{capture_launches, LaunchSelection, StepRange};
 use ktrace_runtime::format::capture::Capture;
 use ktrace_runtime::format::layout::KtraceArg;
 use ktrace_runtime::format::shape::{BlockSampling, LaunchShape, WarpSampling};
@@ -236,6 +240,8 @@ fn main() -> Result<(), Error> {
     let arena_mib = number("--arena-mib");
     let poll_us = number("--poll-us");
     let matvec_cap = number("--cap").map_or(32, |c| c as u32);
+    // `--no-steps`: no host steps, to measure what marking them costs.
+    let host_steps = !args.iter().any(|a| a == "--no-steps");
     let (ctx, _default) = gpu();
     // A stream of its own: the legacy default stream cannot be captured.
     let stream = ctx.new_stream()?;
@@ -366,6 +372,7 @@ fn main() -> Result<(), Error> {
         for i in 0..n {
             let _step = session
                 .as_ref()
+                .filter(|_| host_steps)
                 .map(|s| s.step("decode", (first + i) as u64));
             match (&graph, &graph_off) {
                 (Some(_), Some(off)) if !(first + i).is_multiple_of(100) => off.launch()?,
@@ -893,7 +900,54 @@ fn windows(stream: &Arc<CudaStream>, site_stream: bool) -> Result<(), Error> {
     if missed > 0 || extra > 0 || !in_a_row || by_seconds.is_empty() {
         fail("seconds window: the kept launches are not the window's");
     }
+    device_steps(&capture)?;
     println!("windows: ok");
+    Ok(())
+}
+
+/// The steps the device recorded in the `windows` capture: launch `k` of
+/// the steps sites (0 and 2) was enqueued in step `k`, launch `k` of the
+/// seconds site in step 400 + `k`, although the host ran 400 steps ahead
+/// of the steps sites' launches; and `--steps 100..105` selects exactly
+/// the steps sites' launches 100-104.
+fn device_steps(capture: &Capture) -> Result<(), Error> {
+    let mut right = 0;
+    let mut wrong = Vec::new();
+    for l in &capture.launches {
+        let o = l.origin.expect("a site's launch");
+        let want = u64::from(o.epoch) + if o.site == 1 { 400 } else { 0 };
+        if o.step == Some(want) {
+            right += 1;
+        } else {
+            wrong.push((o.site, o.epoch, o.step));
+        }
+    }
+    let infos = capture_launches(capture)?;
+    let sel = LaunchSelection {
+        kernels: Vec::new(),
+        steps: Some(StepRange::parse("100..105").map_err(|e| e.to_string())?),
+    };
+    let picked: Vec<(u32, u32)> = match sel.select(&infos, &capture.steps) {
+        Ok(p) => p
+            .iter()
+            .filter_map(|i| i.origin.map(|o| (o.site, o.epoch)))
+            .collect(),
+        Err(e) => fail(&format!("--steps 100..105: {e}")),
+    };
+    println!(
+        "windows: steps recorded on the device: {right} launches right, {} wrong {:?}; \
+         --steps 100..105 selects {picked:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(5)]
+    );
+    let want: Vec<(u32, u32)> = (100..105).flat_map(|k| [(0, k), (2, k)]).collect();
+    let mut sorted = picked.clone();
+    sorted.sort_unstable();
+    let mut want_sorted = want.clone();
+    want_sorted.sort_unstable();
+    if !wrong.is_empty() || right == 0 || sorted != want_sorted {
+        fail("device steps: a launch's recorded step is not the step it was enqueued in");
+    }
     Ok(())
 }
 

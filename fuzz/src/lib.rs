@@ -633,6 +633,7 @@ fn v3_capture() -> Capture {
         site: 2,
         epoch: 41,
         grid_id: 0x1_0000_0007,
+        step: Some(17),
     });
     let site = SiteRecord {
         site: 2,

@@ -167,7 +167,9 @@ typedef struct ktrace_keep {
  * it come the launch counters, one u32 per slot (slot index as in a
  * buffer), padded to a multiple of 128 bytes (KTRACE_SITE_COUNTER_BYTES),
  * then the slabs: slab k is at the site's address + 128 + the counters'
- * bytes + k * (slab bytes).
+ * bytes + k * (slab bytes). Before the site, in the 8 * slab_count bytes
+ * below its address rounded up to 128 (KTRACE_SITE_STEP_BYTES), are the
+ * slabs' steps: slab k's at the site's address - 8 * (k + 1).
  *
  * At open, one lane of each sampled warp (the argument samples the warp)
  * takes a ticket: an atomic add of 1 to its slot's counter, whose old value
@@ -182,7 +184,10 @@ typedef struct ktrace_keep {
  * `launch` is n. The warp of slot 0 writes `done` = {n, kept launches
  * before n}: every launch before n has ended, so their slabs are complete
  * (with KTRACE_ARG_OVERLAP, only opened: the host then waits for each slot's
- * closing timer pair).
+ * closing timer pair). If launch n is kept, it also copies `step` into its
+ * slab's step: the host writes `step` on the launches' stream at each of
+ * its steps, so a launch's step is the last one begun before it was
+ * enqueued, whatever the host's time when it runs.
  * With `triggered` and triggers_asked beyond the launches granted so far
  * (base + until - from), it also rewrites `keep`: a window that still
  * holds launch n or a later one grows; one that ended makes way for a new
@@ -205,7 +210,9 @@ typedef struct ktrace_site {
   ktrace_keep keep;        /*  16: the keep rule (host before the first
                             *       launch; slot 0 of a triggered or
                             *       held site)                             */
-  uint32_t reserved1[4];   /*  32: zero                                    */
+  uint64_t step;           /*  32: the host's current step + 1, 0 before
+                            *       the first (host, in stream order)      */
+  uint32_t reserved1[2];   /*  40: zero                                    */
   uint32_t slab_count;     /*  48: slabs in the ring, a power of two, |
                             *       KTRACE_SLAB_NEWEST (host)              */
   uint32_t drained;        /*  52: kept launches copied out (host)         */
@@ -231,5 +238,9 @@ typedef struct ktrace_site {
 /* Bytes of a site's launch counters for `warps` slots: 4 each, padded to a
  * multiple of 128. */
 #define KTRACE_SITE_COUNTER_BYTES(warps) ((((uint64_t)(warps) * 4u + 127u) / 128u) * 128u)
+
+/* Bytes below a site that hold its slabs' steps: 8 per slab, padded to a
+ * multiple of 128. */
+#define KTRACE_SITE_STEP_BYTES(slabs) ((((uint64_t)(slabs) * 8u + 127u) / 128u) * 128u)
 
 #endif /* KTRACE_LAYOUT_H */

@@ -282,9 +282,10 @@ pub struct SelectArgs {
     /// which * matches any run of characters (gemm*); repeat for more.
     #[arg(long = "kernels", value_name = "PATTERN")]
     pub kernels: Vec<String>,
-    /// Only launches that overlap a host step with an index in A..B (B
-    /// excluded, as a Rust range; A.. and ..B leave a side open, a lone A
-    /// is that step), on the host's clock.
+    /// Only launches of a host step with an index in A..B (B excluded, as
+    /// a Rust range; A.. and ..B leave a side open, a lone A is that
+    /// step): the step recorded on the device for the launch, else the
+    /// steps its time on the host's clock overlaps.
     #[arg(long, value_name = "A..B", value_parser = StepRange::parse)]
     pub steps: Option<StepRange>,
 }

@@ -78,7 +78,7 @@ fn drain(c: &mut Criterion) {
                         (shape, raw.clone())
                     };
                     let (launch, _) =
-                        slab_launch(bytes, &fitted, 0, epoch, "k", Some(4)).expect("a slab");
+                        slab_launch(bytes, &fitted, 0, epoch, "k", Some(4), 0).expect("a slab");
                     let launch = launch.expect("a launch");
                     let buffer = launch.buffer().expect("fits its shape");
                     let records: u64 = buffer.slots().map(|s| u64::from(s.stored_entries())).sum();

@@ -479,6 +479,7 @@ pub fn continuous_capture() -> Capture {
             site,
             epoch,
             grid_id: 7 + u64::from(site),
+            step: None,
         });
         l
     };

@@ -52,7 +52,7 @@ fn the_documented_python_reader_agrees_with_ktrace() {
          for f in {paths:?}:\n    d, sms, khz, regions, syncs, launches, x = read_capture(f)\n    \
          print(f.rsplit('/', 1)[-1], d, len(syncs), len(launches), len(x['steps']), len(x['sites']), x['end'] and x['end'][0], \
          len(x['stalls']), sum(n for s in x['stalls'] for p in s['pcs'] for r, n in p['counts'] if not s['reasons'][r].endswith('_not_issued')), \
-         ' '.join('%s:%d:%s' % (l['kernel'] or '-', fnv(l['raw']), l['origin'] and l['origin'][1]) for l in launches))\n",
+         ' '.join('%s:%d:%s:%s' % (l['kernel'] or '-', fnv(l['raw']), l['origin'] and l['origin'][1], l['origin'] and l['origin'][3]) for l in launches))\n",
     );
     let out = Command::new("python3")
         .arg("-c")
@@ -75,7 +75,11 @@ fn the_documented_python_reader_agrees_with_ktrace() {
                 .map(|l| {
                     let k = if l.kernel.is_empty() { "-" } else { &l.kernel };
                     let epoch = l.origin.map_or("None".to_string(), |o| o.epoch.to_string());
-                    format!("{k}:{}:{epoch}", fnv(&l.raw))
+                    let step = l
+                        .origin
+                        .and_then(|o| o.step)
+                        .map_or("None".to_string(), |s| s.to_string());
+                    format!("{k}:{}:{epoch}:{step}", fnv(&l.raw))
                 })
                 .collect();
             let end = match c.stream_end {
@@ -109,6 +113,7 @@ fn write_v3(from: &Path, to: &Path) -> Vec<u8> {
             site: 0,
             epoch: 10 + i as u32,
             grid_id: 99,
+            step: (i % 4 == 0).then_some(1000 + i as u64),
         });
     }
     let site = SiteRecord {

@@ -40,11 +40,12 @@ int main(void) {
   F(ktrace_arg, launch);
   SZ(ktrace_site); AL(ktrace_site);
   F(ktrace_site, flushed); F(ktrace_site, dropped); F(ktrace_site, warps);
-  F(ktrace_site, reserved0); F(ktrace_site, keep); F(ktrace_site, reserved1);
+  F(ktrace_site, reserved0); F(ktrace_site, keep); F(ktrace_site, step); F(ktrace_site, reserved1);
   F(ktrace_site, slab_count);
   F(ktrace_site, drained); F(ktrace_site, triggers_asked); F(ktrace_site, triggered);
   F(ktrace_site, done_launch); F(ktrace_site, done_kept); F(ktrace_site, reserved);
   for (unsigned w = 0; w < 70; w += 23) printf("counters %u %llu\n", w, (unsigned long long)KTRACE_SITE_COUNTER_BYTES(w));
+  for (unsigned k = 0; k < 70; k += 23) printf("steps %u %llu\n", k, (unsigned long long)KTRACE_SITE_STEP_BYTES(k));
   SZ(ktrace_keep); AL(ktrace_keep);
   F(ktrace_keep, from); F(ktrace_keep, until); F(ktrace_keep, base); F(ktrace_keep, every);
   DEF(KTRACE_ARG_SITE); DEF(KTRACE_ARG_OVERLAP); DEF(KTRACE_SLAB_NONE); DEF(KTRACE_SLAB_NEWEST);
@@ -236,7 +237,8 @@ fn rust_view() -> BTreeMap<String, u64> {
     field!(m, "ktrace_site.warps", Site, warps, u32);
     field!(m, "ktrace_site.reserved0", Site, reserved0, u32);
     field!(m, "ktrace_site.keep", Site, keep, SiteKeep);
-    field!(m, "ktrace_site.reserved1", Site, reserved1, [u32; 4]);
+    field!(m, "ktrace_site.step", Site, step, u64);
+    field!(m, "ktrace_site.reserved1", Site, reserved1, [u32; 2]);
     field!(m, "ktrace_site.slab_count", Site, slab_count, u32);
     field!(m, "ktrace_site.drained", Site, drained, u32);
     field!(m, "ktrace_site.triggers_asked", Site, triggers_asked, u32);
@@ -246,6 +248,7 @@ fn rust_view() -> BTreeMap<String, u64> {
     field!(m, "ktrace_site.reserved", Site, reserved, [u32; 14]);
     for w in (0..70).step_by(23) {
         m.insert(format!("counters {w}"), layout::site_counter_bytes(w));
+        m.insert(format!("steps {w}"), layout::site_step_bytes(w));
     }
     m.insert(
         "sizeof ktrace_keep".to_string(),
@@ -313,7 +316,8 @@ fn header_mentions_every_field_we_parse() {
             "warps",
             "reserved0",
             "keep",
-            "reserved1[4]",
+            "step",
+            "reserved1[2]",
             "slab_count",
             "drained",
             "triggers_asked",

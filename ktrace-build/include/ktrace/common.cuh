@@ -197,6 +197,7 @@ static_assert(offsetof(ktrace_slot_meta, flush_magic) == kFlushCount + 4 &&
 static_assert(sizeof(ktrace_keep) == 16 && sizeof(ktrace_site) == 128 &&
                   offsetof(ktrace_site, flushed) == 0 && offsetof(ktrace_site, dropped) == 4 &&
                   offsetof(ktrace_site, warps) == 8 && offsetof(ktrace_site, keep) == 16 &&
+                  offsetof(ktrace_site, step) == 32 &&
                   offsetof(ktrace_site, slab_count) == 48 &&
                   offsetof(ktrace_site, drained) == 52 &&
                   offsetof(ktrace_site, triggers_asked) == 56 &&
@@ -226,7 +227,8 @@ struct Open {
 /// ktrace_layout.h), called by every lane of the warp: if `take`, lane
 /// `src` takes the ticket of slot `slot` (its launch) and with the same
 /// wait reads the keep rule and the ring's state; slot 0 publishes the
-/// launches that have ended and the rule's next window. Returns to every
+/// launches that have ended and the rule's next window, and copies the
+/// host's step into a kept launch's slab step. Returns to every
 /// lane in `active` the launch << 32 | the slab the warp writes
 /// (KTRACE_SLAB_NONE: none). Not inlined, and lean in registers (the
 /// kernel's count includes a callee's): a warp calls it once, at open;
@@ -333,6 +335,21 @@ __device__ __noinline__ uint64_t site_open(uint64_t site, uint32_t slot, bool ta
       // and the launch writes over its slab, drained or not.
       if (kept - drained < slab_count) {
         slab = kept & (slab_count - 1u) & ~KTRACE_SLAB_NEWEST;
+        if (slot == 0u) {
+          // The host's step into the slab's step (below the site). Read
+          // here, not with the ticket, so that no register waits for it
+          // there (the kernel's count includes this call's); its 32-byte
+          // sector is slab_count's and drained's, which the ticket's
+          // loads just brought into the L1.
+          uint32_t step_lo, step_hi;
+          asm volatile("ld.global.v2.u32 {%0, %1}, [%2];"
+                       : "=r"(step_lo), "=r"(step_hi)
+                       : "l"(site + offsetof(ktrace_site, step))
+                       : "memory");
+          asm volatile("st.global.v2.u32 [%0], {%1, %2};" ::"l"(site - 8ull * (slab + 1u)),
+                       "r"(step_lo), "r"(step_hi)
+                       : "memory");
+        }
       } else {
         asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(
                          site + offsetof(ktrace_site, dropped))

@@ -217,8 +217,8 @@ fn overlap_notes(infos: &[LaunchInfo<'_>]) -> String {
 }
 
 /// A row per launch of `infos`: index, kernel, site/epoch, start (from the
-/// first launch of `all`), duration, warps, and the host steps it overlaps
-/// when the capture has steps.
+/// first launch of `all`), duration, warps, and the host steps it is in
+/// ([`LaunchInfo::in_step`]) when the capture has steps.
 fn launch_table(cap: &Capture, all: &[LaunchInfo<'_>], infos: &[LaunchInfo<'_>]) -> String {
     let first = all.iter().filter_map(|i| i.gpu.map(|g| g.begin_ns)).min();
     let steps = step_launches(&cap.steps, infos);

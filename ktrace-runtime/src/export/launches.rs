@@ -20,10 +20,13 @@
 //!   slowest launches, the outliers (a launch whose duration exceeds
 //!   [`OUTLIER_FACTOR`] times its kernel's p50) and the sites
 //!   ([`SiteRecord`]) that ran it, with what they kept and dropped.
-//! - [`step_launches`]: per [`HostStep`], the launches whose host range
-//!   overlaps it (see [`HostRange::overlaps`]).
+//! - [`step_launches`]: per [`HostStep`], the launches in it
+//!   ([`LaunchInfo::in_step`]): the step the device recorded for a launch
+//!   (the last one begun before it was enqueued, in its stream's order),
+//!   or for a launch without one, whether its host range overlaps the step
+//!   ([`HostRange::overlaps`]).
 //! - [`LaunchSelection`]: the launches whose kernel matches a name pattern
-//!   ([`NamePattern`]: `gemm*`) and that overlap the steps of a
+//!   ([`NamePattern`]: `gemm*`) and that are in the steps of a
 //!   [`StepRange`] (`2..5`, `2..`). A selection that keeps nothing is a
 //!   [`FilterError`] naming what was asked and what the capture holds.
 //! - [`site_overlaps`]: how many of a site's consecutive launches ran at
@@ -117,6 +120,22 @@ impl LaunchInfo<'_> {
     /// The duration of its [`GpuSpan`], ns.
     pub fn duration_ns(&self) -> Option<u64> {
         self.gpu.map(|g| g.duration_ns())
+    }
+
+    /// The host step it belongs to, as the device recorded it
+    /// ([`LaunchOrigin::step`]).
+    pub fn device_step(&self) -> Option<u64> {
+        self.origin.and_then(|o| o.step)
+    }
+
+    /// Whether it belongs to `step`: the step the device recorded for it
+    /// (in its stream's order) when there is one, else whether its host
+    /// range overlaps the step's ([`HostRange::overlaps`]).
+    pub fn in_step(&self, step: &HostStep) -> bool {
+        match self.device_step() {
+            Some(s) => s == step.index,
+            None => self.host.is_some_and(|h| h.overlaps(step)),
+        }
     }
 }
 
@@ -339,18 +358,20 @@ where
     }
 }
 
-/// One host step and the launches that overlap it.
+/// One host step and the launches in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepLaunches<'s> {
     /// The step.
     pub step: &'s HostStep,
-    /// The indices of the launches whose [`HostRange`] overlaps it, in the
+    /// The indices of the launches in it ([`LaunchInfo::in_step`]), in the
     /// order of `infos`.
     pub launches: Vec<u32>,
 }
 
-/// For each of `steps`, the launches of `infos` whose host range overlaps
-/// it ([`HostRange::overlaps`]); a launch without a host range is in none.
+/// For each of `steps`, the launches of `infos` in it
+/// ([`LaunchInfo::in_step`]): those the device recorded in the step, and
+/// of the launches without a recorded step those whose host range overlaps
+/// it; a launch with neither is in none.
 pub fn step_launches<'s>(steps: &'s [HostStep], infos: &[LaunchInfo<'_>]) -> Vec<StepLaunches<'s>> {
     steps
         .iter()
@@ -358,7 +379,7 @@ pub fn step_launches<'s>(steps: &'s [HostStep], infos: &[LaunchInfo<'_>]) -> Vec
             step,
             launches: infos
                 .iter()
-                .filter(|i| i.host.is_some_and(|h| h.overlaps(step)))
+                .filter(|i| i.in_step(step))
                 .map(|i| i.launch)
                 .collect(),
         })
@@ -430,8 +451,8 @@ impl fmt::Display for StepRange {
 }
 
 /// Which launches to keep: those whose kernel matches one of `kernels`
-/// (every kernel when empty) and that overlap a host step with an index in
-/// `steps` (every launch when `None`).
+/// (every kernel when empty) and that are in a host step with an index in
+/// `steps` (every launch when `None`; see [`LaunchInfo::in_step`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LaunchSelection {
     /// Kernel name patterns ([`NamePattern`]: `*` matches any run of
@@ -493,10 +514,11 @@ impl LaunchSelection {
         }
         let kept: Vec<usize> = by_kernel
             .into_iter()
-            .filter(|&i| {
-                infos[i]
+            .filter(|&i| match infos[i].device_step() {
+                Some(step) => range.contains(step),
+                None => infos[i]
                     .host
-                    .is_some_and(|h| chosen.iter().any(|s| h.overlaps(s)))
+                    .is_some_and(|h| chosen.iter().any(|s| h.overlaps(s))),
             })
             .collect();
         if kept.is_empty() && !infos.is_empty() {
@@ -531,9 +553,26 @@ impl LaunchSelection {
         )
     }
 
-    /// Steps `range` exist but no kept launch overlaps them.
+    /// Steps `range` exist but no kept launch is in them.
     fn no_overlap(&self, range: StepRange, steps: usize, infos: &[LaunchInfo<'_>]) -> FilterError {
-        let problem = if infos.iter().all(|i| i.host.is_none()) {
+        let recorded = infos
+            .iter()
+            .filter(|i| self.matches_kernel(i.kernel))
+            .all(|i| i.device_step().is_some());
+        let problem = if recorded {
+            let what = if self.kernels.is_empty() {
+                String::new()
+            } else {
+                format!(" of a kernel matching {}", self.kernels.join(", "))
+            };
+            format!(
+                "no launch{what} was enqueued during the {steps} steps in {range} (every \
+                 launch's step was recorded on the device)"
+            )
+        } else if infos
+            .iter()
+            .all(|i| i.host.is_none() && i.device_step().is_none())
+        {
             "no launch has a host time (the capture has no clock syncs and its launches no host \
              spans), so none can be placed in a step"
                 .to_string()
@@ -549,12 +588,14 @@ impl LaunchSelection {
     }
 }
 
-/// What a failed step selection adds: steps hold launches by the host's
-/// time, which a host that enqueues ahead of the device leaves behind.
-const AHEAD_HINT: &str = " (a launch is in a step when it runs during the step's host time; a \
-                          host that enqueues ahead of the device ends its steps before their \
-                          launches run: Keep::Steps keeps a step's launches in the stream's \
-                          order)";
+/// What a failed step selection adds where launches have no step recorded
+/// on the device (captures written before it was): such a launch is placed
+/// by the host's time, which a host that enqueues ahead of the device
+/// leaves behind.
+const AHEAD_HINT: &str = " (a launch without a step recorded on the device is in a step when it \
+                          runs during the step's host time; a host that enqueues ahead of the \
+                          device ends its steps before their launches run: Keep::Steps keeps a \
+                          step's launches in the stream's order)";
 
 /// No step has an index in `range`.
 fn no_step(range: StepRange, steps: &[HostStep]) -> FilterError {

@@ -96,6 +96,12 @@ pub struct LaunchOrigin {
     /// `%gridid` of the launch: a plain launch's own, or its graph node's
     /// (every replay of a graph reuses its nodes' ids).
     pub grid_id: u64,
+    /// The index of the host step the launch belongs to: the last step
+    /// (`ContinuousSession::step`) begun before the launch was enqueued,
+    /// in its stream's order, as the launch read it on the device. `None`
+    /// before the first step, and in captures written before it was
+    /// recorded.
+    pub step: Option<u64>,
 }
 
 /// A range of host time that the program marked as one step of its work

@@ -381,8 +381,12 @@ pub struct Site {
     pub reserved0: u32,
     /// The keep rule (a triggered site's slot 0 rewrites it).
     pub keep: SiteKeep,
+    /// The host's current step + 1 (0 before its first step), written in
+    /// the order of the site's stream; a kept launch's slot 0 copies it
+    /// into its slab's step ([`site_step_bytes`]).
+    pub step: u64,
     /// Zero.
-    pub reserved1: [u32; 4],
+    pub reserved1: [u32; 2],
     /// Slabs in the ring, a power of two, with [`SLAB_NEWEST`] set when a
     /// kept launch writes over a slab not yet drained ([`Site::ring`],
     /// [`Site::keeps_newest`]).
@@ -409,6 +413,16 @@ const SITE_WORDS: usize = SITE_BYTES / 4;
 pub fn site_counter_bytes(warps: u32) -> u64 {
     (u64::from(warps) * 4).div_ceil(128) * 128
 }
+
+/// `KTRACE_SITE_STEP_BYTES`: bytes below a site that hold the steps of
+/// its `slabs` slabs, 8 each (slab `k`'s at the site's address − 8·(k+1)),
+/// padded to a multiple of 128.
+pub fn site_step_bytes(slabs: u32) -> u64 {
+    (u64::from(slabs) * 8).div_ceil(128) * 128
+}
+
+/// Byte offset of the site's `step` word.
+pub const SITE_STEP_OFFSET: u64 = std::mem::offset_of!(Site, step) as u64;
 
 impl Site {
     /// Slabs in the ring: `slab_count` without [`SLAB_NEWEST`].
@@ -441,7 +455,8 @@ impl Site {
             warps: w(2),
             reserved0: w(3),
             keep,
-            reserved1: [w(8), w(9), w(10), w(11)],
+            step: u64::from(w(8)) | u64::from(w(9)) << 32,
+            reserved1: [w(10), w(11)],
             slab_count: w(12),
             drained: w(13),
             triggers_asked: w(14),
@@ -458,7 +473,12 @@ impl Site {
         words[..4].copy_from_slice(&[self.flushed, self.dropped, self.warps, self.reserved0]);
         let k = &self.keep;
         words[4..8].copy_from_slice(&[k.from, k.until, k.base, k.every]);
-        words[8..12].copy_from_slice(&self.reserved1);
+        words[8..12].copy_from_slice(&[
+            self.step as u32,
+            (self.step >> 32) as u32,
+            self.reserved1[0],
+            self.reserved1[1],
+        ]);
         words[12..18].copy_from_slice(&[
             self.slab_count,
             self.drained,

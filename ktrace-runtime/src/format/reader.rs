@@ -29,6 +29,9 @@ pub(crate) const LAUNCH_HEADER_V1_BYTES: usize = 64;
 pub(crate) const LAUNCH_HEADER_BYTES: usize = 96;
 /// Bytes of the launch header's extension in format version 3.
 pub(crate) const LAUNCH_EXTENSION_BYTES: usize = 32;
+/// Set in a launch origin's flags when its `origin_step` holds the
+/// launch's host step.
+pub(crate) const ORIGIN_HAS_STEP: u32 = 1;
 /// Bytes of one clock sync.
 pub(crate) const CLOCK_SYNC_BYTES: usize = 32;
 
@@ -429,15 +432,17 @@ impl<S: Source> Reader<S> {
         let present = self.u32("origin flag")?;
         let site = self.u32("origin site")?;
         let epoch = self.u32("origin epoch")?;
-        let _reserved = self.u32("reserved")?;
+        // Bit 0: `step` holds; the other bits are 0 and ignored.
+        let flags = self.u32("origin flags")?;
         let grid_id = self.u64("origin grid id")?;
-        let _reserved = self.u64("reserved")?;
+        let step = self.u64("origin step")?;
         match present {
             0 => Ok(None),
             1 => Ok(Some(LaunchOrigin {
                 site,
                 epoch,
                 grid_id,
+                step: (flags & ORIGIN_HAS_STEP != 0).then_some(step),
             })),
             f => Err(Error::Corrupt(format!(
                 "launch record {i}: origin flag {f} (0 or 1)"

@@ -17,8 +17,8 @@ use crate::error::{Error, Result};
 use crate::format::buffer::LaunchBuffer;
 use crate::format::capture::{LaunchCapture, LaunchOrigin};
 use crate::format::layout::{
-    site_counter_bytes, Site, SiteKeep, SlotMeta, KEEP_HELD_CLOSED, KEEP_HELD_OPEN, KEEP_OPEN_END,
-    KEEP_TRIGGERED, META_BYTES, MIN_CAP, SITE_BYTES, SLAB_NEWEST,
+    site_counter_bytes, site_step_bytes, Site, SiteKeep, SlotMeta, KEEP_HELD_CLOSED,
+    KEEP_HELD_OPEN, KEEP_OPEN_END, KEEP_TRIGGERED, META_BYTES, MIN_CAP, SITE_BYTES, SLAB_NEWEST,
 };
 use crate::format::shape::LaunchShape;
 
@@ -494,9 +494,10 @@ pub fn overwritten_during(first: u32, copied: u32, slab_count: u32, opened: u32)
 }
 
 /// Slabs of a site's ring: `asked` if not 0 (it must be a power of two),
-/// else as many slabs of `slab_bytes` as fit in half of `left` bytes after
-/// the site's header and counters (`head_bytes`), at most 1,024, rounded
-/// down to a power of two (0 if none fits).
+/// else as many slabs of `slab_bytes` (and their steps, 8 bytes each) as
+/// fit in half of `left` bytes after the site's header and counters
+/// (`head_bytes`) and the steps' padding, at most 1,024, rounded down to a
+/// power of two (0 if none fits).
 pub fn ring_slabs(
     asked: u32,
     left: u64,
@@ -505,7 +506,8 @@ pub fn ring_slabs(
 ) -> std::result::Result<u32, String> {
     match asked {
         0 => {
-            let fit = ((left / 2).saturating_sub(head_bytes) / slab_bytes.max(1)).min(1024);
+            let fit = ((left / 2).saturating_sub(head_bytes + 128) / slab_bytes.saturating_add(8))
+                .min(1024);
             Ok(if fit == 0 {
                 0
             } else {
@@ -517,14 +519,16 @@ pub fn ring_slabs(
     }
 }
 
-/// Bytes of a site with `slab_count` slabs of `shape`: the 128-byte
-/// `ktrace_site`, its launch counters, then its slabs.
+/// Bytes of a site with `slab_count` slabs of `shape`: its slabs' steps
+/// ([`site_step_bytes`]), the 128-byte `ktrace_site`, its launch counters,
+/// then its slabs.
 pub fn site_bytes(shape: &LaunchShape, slab_count: u32) -> Option<u64> {
     let warps = u32::try_from(shape.slot_count()).ok()?;
     shape
         .buffer_bytes()?
         .checked_mul(u64::from(slab_count))?
-        .checked_add(site_head_bytes(warps))
+        .checked_add(site_head_bytes(warps))?
+        .checked_add(site_step_bytes(slab_count))
 }
 
 /// What a drained slab held besides its launch: slots that this launch's
@@ -584,7 +588,9 @@ pub fn fitted_slab(raw: &[u8], shape: &LaunchShape) -> Result<(LaunchShape, Vec<
 /// than `after` (the launch drained from this slab before, if any); every
 /// other slot is cleared and counted in the report. `None` when no slot is
 /// newer: the launch was dropped (the slab still held the older one).
-/// `launch` is the launch's index in the capture, `site` the site's index.
+/// `launch` is the launch's index in the capture, `site` the site's index,
+/// `step` the slab's step as slot 0's warp wrote it (the host's step + 1,
+/// 0 before the first): the launch's step when slot 0 holds the launch.
 pub fn slab_launch(
     mut raw: Vec<u8>,
     shape: &LaunchShape,
@@ -592,11 +598,13 @@ pub fn slab_launch(
     launch: u32,
     kernel: &str,
     after: Option<u32>,
+    step: u64,
 ) -> Result<(Option<LaunchCapture>, SlabReport)> {
     let shape = LaunchShape { launch, ..*shape };
     let newer = |m: &SlotMeta| m.is_flushed() && opened_after(m, after);
-    let (epoch, grids) = {
+    let (epoch, grids, first) = {
         let view = LaunchBuffer::new(&raw, &shape, crate::format::layout::LAYOUT_VERSION)?;
+        let first = view.slots().next().map(|s| *s.meta());
         let flushed: Vec<SlotMeta> = view
             .slots()
             .map(|s| *s.meta())
@@ -613,7 +621,7 @@ pub fn slab_launch(
             .collect();
         grids.sort_unstable();
         grids.dedup();
-        (epoch, grids)
+        (epoch, grids, first)
     };
     let mut report = SlabReport {
         extra_grids: grids.len().saturating_sub(1) as u64,
@@ -634,12 +642,18 @@ pub fn slab_launch(
     let Some(epoch) = epoch else {
         return Ok((None, report));
     };
+    // Slot 0 wrote the step when it opened for this launch; a slab whose
+    // slot 0 holds another launch, or none, says nothing of this one's.
+    let step = first
+        .filter(|m| newer(m) && m.launch == epoch && step != 0)
+        .map(|_| step - 1);
     let launch = LaunchCapture {
         kernel: kernel.to_string(),
         origin: Some(LaunchOrigin {
             site,
             epoch,
             grid_id: grids.first().copied().unwrap_or(0),
+            step,
         }),
         ..LaunchCapture::new(shape, raw)
     };

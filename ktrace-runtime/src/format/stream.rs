@@ -37,7 +37,7 @@ use crate::format::contents::{
 use crate::format::layout::{LAYOUT_VERSION, OLDEST_LAYOUT_VERSION};
 use crate::format::reader::{
     FileSource, Reader, SliceSource, Source, CLOCK_SYNC_BYTES, HEADER_BYTES,
-    LAUNCH_EXTENSION_BYTES, LAUNCH_HEADER_BYTES, LAUNCH_HEADER_V1_BYTES,
+    LAUNCH_EXTENSION_BYTES, LAUNCH_HEADER_BYTES, LAUNCH_HEADER_V1_BYTES, ORIGIN_HAS_STEP,
 };
 use crate::format::regions::Regions;
 use crate::format::stalls::StallSamples;
@@ -327,11 +327,12 @@ fn launch_header(l: &LaunchCapture, stored: u64) -> Vec<u8> {
     h.extend_from_slice(&0u64.to_le_bytes()); // reserved
     debug_assert_eq!(h.len(), LAUNCH_HEADER_BYTES);
     let o = l.origin.unwrap_or_default();
-    for v in [u32::from(l.origin.is_some()), o.site, o.epoch, 0] {
+    let flags = u32::from(o.step.is_some()) * ORIGIN_HAS_STEP;
+    for v in [u32::from(l.origin.is_some()), o.site, o.epoch, flags] {
         h.extend_from_slice(&v.to_le_bytes());
     }
     h.extend_from_slice(&o.grid_id.to_le_bytes());
-    h.extend_from_slice(&0u64.to_le_bytes()); // reserved
+    h.extend_from_slice(&o.step.unwrap_or(0).to_le_bytes());
     debug_assert_eq!(h.len(), LAUNCH_HEADER_BYTES + LAUNCH_EXTENSION_BYTES);
     h
 }

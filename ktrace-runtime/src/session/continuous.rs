@@ -14,13 +14,14 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{result as cu, CudaSlice, CudaStream, DevicePtr};
+use cudarc::driver::{result as cu, sys, CudaSlice, CudaStream, DevicePtr};
 
 use crate::error::{Error, Result};
 use crate::format::capture::{DeviceInfo, HostStep, LaunchCapture, SiteRecord};
 use crate::format::clock_sync::ClockSync;
 use crate::format::layout::{
-    KtraceArg, Site, ARG_OVERLAP, ARG_SITE, KEEP_HELD_CLOSED, KEEP_HELD_OPEN, SLAB_NEWEST,
+    site_step_bytes, KtraceArg, Site, ARG_OVERLAP, ARG_SITE, KEEP_HELD_CLOSED, KEEP_HELD_OPEN,
+    SITE_STEP_OFFSET, SLAB_NEWEST,
 };
 use crate::format::regions::Regions;
 use crate::format::shape::{BlockSampling, LaunchShape, WarpSampling};
@@ -191,6 +192,26 @@ struct SiteSlot {
 impl SiteSlot {
     /// Opens (`open`) or closes a held site's window, if it is not so
     /// already: writes its `triggered` in `stream`'s order.
+    /// Writes host step `index` into the site's `step`, in `stream`'s
+    /// order, for the launches enqueued on it after this call to copy into
+    /// their slabs.
+    fn set_step(&self, index: u64, stream: &CudaStream) -> Result<()> {
+        let at = self.addr + SITE_STEP_OFFSET;
+        // SAFETY: inside the arena; the device only reads `step`. A stream
+        // memory operation: no copy engine, no kernel, ordered after the
+        // launches enqueued before it and before those after.
+        unsafe {
+            sys::cuStreamWriteValue64_v2(
+                stream.cu_stream(),
+                at,
+                index.wrapping_add(1),
+                sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32,
+            )
+        }
+        .result()
+        .map_err(driver("recording the host's step on the device"))
+    }
+
     fn hold(&mut self, open: bool, stream: &CudaStream) -> Result<()> {
         let want = if open {
             KEEP_HELD_OPEN
@@ -284,9 +305,9 @@ pub struct ContinuousSession {
     writer: Option<JoinHandle<Result<()>>>,
     config: ContinuousConfig,
     started: Instant,
-    /// Whether a site is kept with [`Keep::Steps`]: `step` then opens and
-    /// closes windows.
-    steps_held: bool,
+    /// Whether writing a step on the device failed once: `step` then
+    /// warned and writes no more (the launches then have no step).
+    step_writes_failed: AtomicBool,
 }
 
 impl ContinuousSession {
@@ -334,7 +355,7 @@ impl ContinuousSession {
             writer: Some(writer),
             config,
             started: Instant::now(),
-            steps_held: false,
+            step_writes_failed: AtomicBool::new(false),
         };
         let (drain, started) = session.spawn_drain()?;
         session.drain = Some(drain);
@@ -365,7 +386,8 @@ impl ContinuousSession {
         if config.when_full == WhenFull::KeepNewest {
             state.slab_count |= SLAB_NEWEST;
         }
-        let addr = self.base + self.used;
+        // The slabs' steps lie below the site.
+        let addr = self.base + self.used + site_step_bytes(slab_count);
         // SAFETY: the site lies inside the arena, which the session owns.
         unsafe {
             cu::memcpy_htod_async(addr, &state.to_bytes(), self.stream.cu_stream())
@@ -390,7 +412,6 @@ impl ContinuousSession {
         if config.overlapping {
             arg.launch |= ARG_OVERLAP;
         }
-        self.steps_held |= matches!(config.keep, Keep::Steps { .. });
         sites.push(SiteSlot {
             config,
             shape,
@@ -419,25 +440,38 @@ impl ContinuousSession {
     /// dropped: it appears on the host track of the traces and selects
     /// launches with `--steps`.
     ///
+    /// The step's index is also written on the device, in the order of
+    /// each site's stream (one stream memory operation per site): a kept
+    /// launch records the last step begun before it was enqueued, so
+    /// `--steps` finds a step's launches even when the host runs ahead of
+    /// the device and its steps end before their launches run.
+    ///
     /// For a site kept with [`Keep::Steps`], the call whose `index` enters
     /// or leaves the site's steps opens or closes its window, in the order
     /// of the site's stream ([`SiteConfig::stream`], or the session's):
     /// before the launches enqueued on it after the call.
     pub fn step(&self, name: &str, index: u64) -> StepGuard<'_> {
-        if self.steps_held {
+        {
             let mut sites = self.sites.lock().expect("sites");
             for s in sites.iter_mut() {
+                let stream = s.config.stream.as_ref().unwrap_or(&self.stream).clone();
                 if let Keep::Steps { from, until } = s.config.keep {
-                    let open = (from..until).contains(&index);
-                    let stream = s
-                        .config
-                        .stream
-                        .clone()
-                        .unwrap_or_else(|| self.stream.clone());
-                    if let Err(e) = s.hold(open, &stream) {
+                    if let Err(e) = s.hold((from..until).contains(&index), &stream) {
                         if !self.config.quiet {
                             eprintln!("ktrace: warning: step {index}: {e}");
                         }
+                    }
+                }
+                if self.step_writes_failed.load(Ordering::Relaxed) {
+                    continue;
+                }
+                if let Err(e) = s.set_step(index, &stream) {
+                    self.step_writes_failed.store(true, Ordering::Relaxed);
+                    if !self.config.quiet {
+                        eprintln!(
+                            "ktrace: warning: step {index}: {e}; steps are no longer recorded \
+                             on the device, and --steps places launches by the host's time"
+                        );
                     }
                 }
             }

@@ -320,6 +320,7 @@ fn a_capture_of_thousands_of_small_launches() {
                 site: k,
                 epoch: i / 3,
                 grid_id: u64::from(k),
+                step: None,
             });
             l
         })

@@ -84,6 +84,7 @@ mod tests {
                 site,
                 epoch,
                 grid_id: 1,
+                step: None,
             }),
             warps: 4,
             flushed: 4,

@@ -129,6 +129,55 @@ fn steps_hold_the_launches_that_overlap_them() {
     );
 }
 
+/// The capture of [`capture`] from a host that ran ahead: the device
+/// recorded gemm 0 and 1 in step 10, 2 and 3 in step 11 and 4 in step 12
+/// (their host times say 0, 1, 2 in step 10 and 3, 4 in step 11); the
+/// norm launches have no recorded step.
+fn ahead_capture() -> Capture {
+    let mut cap = capture();
+    for (l, step) in cap.launches.iter_mut().zip([10, 10, 11, 11, 12]) {
+        l.origin.as_mut().expect("a site's launch").step = Some(step);
+    }
+    cap
+}
+
+#[test]
+fn a_step_recorded_on_the_device_places_its_launch() {
+    let cap = ahead_capture();
+    let infos = capture_launches(&cap).unwrap();
+    let per_step: Vec<(u64, Vec<u32>)> = step_launches(&cap.steps, &infos)
+        .into_iter()
+        .map(|s| (s.step.index, s.launches))
+        .collect();
+    // gemm by its recorded step; norm 5, 6 and the unnamed 7 by host time.
+    assert_eq!(
+        per_step,
+        [(10, vec![0, 1, 5]), (11, vec![2, 3, 6]), (12, vec![4, 7])]
+    );
+    let sel = |k: &str, s: &str| LaunchSelection {
+        kernels: vec![k.to_string()],
+        steps: Some(StepRange::parse(s).unwrap()),
+    };
+    assert_eq!(picked(&sel("gemm", "12"), &cap).unwrap(), [4]);
+    assert_eq!(picked(&sel("gemm", "..11"), &cap).unwrap(), [0, 1]);
+    assert_eq!(picked(&sel("*", "11"), &cap).unwrap(), [2, 3, 6]);
+    // Every gemm launch has its step: the error says so, without the
+    // host-time hint.
+    let mut none_in_13 = cap.clone();
+    none_in_13.steps.push(HostStep {
+        name: "decode".into(),
+        index: 13,
+        begin_ns: 0,
+        end_ns: 1,
+    });
+    let e = picked(&sel("gemm", "13"), &none_in_13).unwrap_err();
+    assert_eq!(
+        e,
+        "host steps \"13..14\": no launch of a kernel matching gemm was enqueued during the 1 \
+         steps in 13..14 (every launch's step was recorded on the device)"
+    );
+}
+
 #[test]
 fn overlap_is_half_open_and_a_point_counts() {
     let step = HostStep {
@@ -233,9 +282,9 @@ fn a_selection_that_keeps_nothing_says_what_there_is() {
     assert_eq!(
         e,
         "host steps \"12..13\": no launch of a kernel matching gemm overlaps the 1 steps in \
-         12..13 (a launch is in a step when it runs during the step's host time; a host that \
-         enqueues ahead of the device ends its steps before their launches run: Keep::Steps \
-         keeps a step's launches in the stream's order)"
+         12..13 (a launch without a step recorded on the device is in a step when it runs \
+         during the step's host time; a host that enqueues ahead of the device ends its steps \
+         before their launches run: Keep::Steps keeps a step's launches in the stream's order)"
     );
     let no_steps = Capture {
         steps: Vec::new(),

@@ -328,16 +328,27 @@ fn a_slab_becomes_a_launch_and_older_slots_are_cleared() {
         put_slot(&mut raw, &s, i, 7, 42);
     }
     put_slot(&mut raw, &s, 3, 3, 40); // an older launch of the ring
-    let (l, r) = slab_launch(raw.clone(), &s, 2, 11, "gemm", Some(3)).unwrap();
+                                      // Slot 0 wrote step word 6: the launch ran in host step 5.
+    let (l, r) = slab_launch(raw.clone(), &s, 2, 11, "gemm", Some(3), 6).unwrap();
     let l = l.expect("a launch");
     assert_eq!(
         l.origin,
         Some(LaunchOrigin {
             site: 2,
             epoch: 7,
-            grid_id: 42
+            grid_id: 42,
+            step: Some(5),
         })
     );
+    // Step word 0: the launch ran before the host's first step.
+    let (before, _) = slab_launch(raw.clone(), &s, 2, 11, "gemm", Some(3), 0).unwrap();
+    assert_eq!(before.unwrap().origin.unwrap().step, None);
+    // Slot 0 holds an older launch: the word is not this launch's.
+    let mut older = raw.clone();
+    put_slot(&mut older, &s, 0, 3, 40);
+    let (l0, _) = slab_launch(older, &s, 2, 11, "gemm", Some(3), 6).unwrap();
+    let o = l0.unwrap().origin.unwrap();
+    assert_eq!((o.epoch, o.step), (7, None));
     assert_eq!((l.shape.launch, l.kernel.as_str()), (11, "gemm"));
     assert_eq!(
         r,
@@ -349,7 +360,7 @@ fn a_slab_becomes_a_launch_and_older_slots_are_cleared() {
     let b = l.buffer().unwrap();
     assert_eq!(b.slots().filter(|s| s.meta().is_opened()).count(), 3);
     // Drained before as launch 7: a dropped launch left it as it was.
-    let (none, r) = slab_launch(raw, &s, 2, 12, "gemm", Some(7)).unwrap();
+    let (none, r) = slab_launch(raw, &s, 2, 12, "gemm", Some(7), 6).unwrap();
     assert!(none.is_none());
     assert_eq!(r.stale_slots, 0);
     assert_eq!(
@@ -367,7 +378,7 @@ fn overlapping_launches_in_one_slab_are_reported() {
     let mut raw = vec![0u8; s.buffer_bytes().unwrap() as usize];
     put_slot(&mut raw, &s, 0, 7, 42);
     put_slot(&mut raw, &s, 1, 7, 43);
-    let (_, r) = slab_launch(raw, &s, 0, 0, "k", None).unwrap();
+    let (_, r) = slab_launch(raw, &s, 0, 0, "k", None, 0).unwrap();
     assert_eq!(r.extra_grids, 1);
 }
 

@@ -21,6 +21,7 @@ fn site_launch(launch: u32, epoch: u32) -> LaunchCapture {
         site: 1,
         epoch,
         grid_id: 0x1234_5678_9abc + u64::from(epoch),
+        step: (epoch % 2 == 0).then_some(u64::from(epoch) << 33),
     });
     l
 }

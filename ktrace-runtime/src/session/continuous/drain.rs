@@ -54,11 +54,14 @@ impl Drop for Staging {
     }
 }
 
-/// A drained slab's shape and bytes, at the capacity its warps needed.
-type Fitted = (LaunchShape, Vec<u8>);
+/// A drained slab's shape and bytes, at the capacity its warps needed,
+/// and its step word (the host's step + 1, 0 before the first).
+type Fitted = (LaunchShape, Vec<u8>, u64);
 
 /// Bytes of pinned memory a drain round copies at most.
 const STAGING_BYTES: usize = 64 << 20;
+/// Bytes of a slab's step word.
+const STEP_BYTES: usize = 8;
 
 /// What the drain thread needs of a site, taken once per round.
 struct SiteView {
@@ -139,7 +142,9 @@ impl Drainer {
         let states = self.site_states(&views)?;
         let mut waiting = false;
         for (i, (v, state)) in views.iter().zip(states).enumerate() {
-            let most = (STAGING_BYTES as u64 / v.slab_bytes).clamp(1, u64::from(u32::MAX)) as u32;
+            // A slab and its step word.
+            let most = (STAGING_BYTES as u64 / (v.slab_bytes + STEP_BYTES as u64))
+                .clamp(1, u64::from(u32::MAX)) as u32;
             let mut complete = complete_kept(Some(&v.last), &state);
             if v.overlapping {
                 complete = self.finished_kept(v, &state, complete, most)?;
@@ -356,30 +361,46 @@ impl Drainer {
 
     /// The bytes of slabs `ready` of a site (consecutive indices of its ring
     /// copied as one run), each in a vector of its own at the capacity that
-    /// holds what its warps recorded ([`fitted_slab`]).
+    /// holds what its warps recorded ([`fitted_slab`]), with its step word
+    /// (below the site, the words of a run in one copy).
     fn copy_slabs(&mut self, v: &SiteView, ready: &[u32]) -> Result<Vec<Fitted>> {
         let sb = v.slab_bytes as usize;
-        let mut at = 0;
-        let mut k = 0;
-        while k < ready.len() {
-            let mut run = 1;
-            while k + run < ready.len() && ready[k + run] == ready[k] + run as u32 {
-                run += 1;
-            }
+        let steps_at = ready.len() * sb;
+        let runs = ring_runs(ready);
+        for &(k, run) in &runs {
             let src = v.addr + v.head_bytes + u64::from(ready[k]) * v.slab_bytes;
-            let dst = self.staging.bytes(at, run * sb);
+            let dst = self.staging.bytes(k * sb, run * sb);
             // SAFETY: the run lies inside the site's slabs; `dst` is pinned
             // and waited for below.
             unsafe { cu::memcpy_dtoh_async(dst, src, self.stream.cu_stream()) }
                 .map_err(driver("draining the trace arena"))?;
-            at += run * sb;
-            k += run;
+            // Slab j's step is at the site's address - 8 (j + 1), so the
+            // run's words lie backwards, its last slab's lowest.
+            let below = STEP_BYTES as u64 * (u64::from(ready[k]) + run as u64);
+            let dst = self
+                .staging
+                .bytes(steps_at + k * STEP_BYTES, run * STEP_BYTES);
+            // SAFETY: the words lie below the site, inside its part of the
+            // arena; `dst` is pinned and waited for below.
+            unsafe { cu::memcpy_dtoh_async(dst, v.addr - below, self.stream.cu_stream()) }
+                .map_err(driver("draining the trace arena"))?;
         }
         self.stream
             .synchronize()
             .map_err(driver("draining the trace arena"))?;
+        let mut steps = vec![0u64; ready.len()];
+        for &(k, run) in &runs {
+            for (i, step) in steps[k..k + run].iter_mut().enumerate() {
+                let at = steps_at + (k + run - 1 - i) * STEP_BYTES;
+                let w = self.staging.bytes(at, STEP_BYTES);
+                *step = u64::from_le_bytes(w[..].try_into().expect("a step word"));
+            }
+        }
         (0..ready.len())
-            .map(|j| fitted_slab(self.staging.bytes(j * sb, sb), &v.shape))
+            .map(|j| {
+                let (shape, raw) = fitted_slab(self.staging.bytes(j * sb, sb), &v.shape)?;
+                Ok((shape, raw, steps[j]))
+            })
             .collect()
     }
 
@@ -409,10 +430,17 @@ impl Drainer {
         if self.drained_from[site].len() < ring {
             self.drained_from[site].resize(ring, None);
         }
-        for (&slab, (shape, raw)) in slabs.iter().zip(raws) {
+        for (&slab, (shape, raw, step)) in slabs.iter().zip(raws) {
             let after = self.drained_from[site][slab as usize];
-            let (launch, report) =
-                slab_launch(raw, &shape, site as u32, self.next_launch, &v.kernel, after)?;
+            let (launch, report) = slab_launch(
+                raw,
+                &shape,
+                site as u32,
+                self.next_launch,
+                &v.kernel,
+                after,
+                step,
+            )?;
             let Some(launch) = launch else {
                 handed.dropped += 1;
                 continue;
@@ -441,5 +469,34 @@ impl Drainer {
             }
         }
         Ok(handed)
+    }
+}
+
+/// The runs of consecutive ring indices in `ready`, each as (its first
+/// position in `ready`, its length): a run is copied in one piece.
+fn ring_runs(ready: &[u32]) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut k = 0;
+    while k < ready.len() {
+        let mut run = 1;
+        while k + run < ready.len() && ready[k + run] == ready[k] + run as u32 {
+            run += 1;
+        }
+        runs.push((k, run));
+        k += run;
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ring_runs;
+
+    #[test]
+    fn runs_split_where_the_ring_wraps_or_skips() {
+        assert_eq!(ring_runs(&[]), []);
+        assert_eq!(ring_runs(&[5]), [(0, 1)]);
+        assert_eq!(ring_runs(&[6, 7, 0, 1, 2]), [(0, 2), (2, 3)]);
+        assert_eq!(ring_runs(&[1, 3, 4]), [(0, 1), (1, 2)]);
     }
 }
