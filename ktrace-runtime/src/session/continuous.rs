@@ -8,13 +8,13 @@
 //! (its own non-blocking stream) and appends them to a streaming capture.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{result as cu, sys, CudaSlice, CudaStream, DevicePtr};
+use cudarc::driver::{result as cu, sys, CudaStream};
 
 use crate::error::{Error, Result};
 use crate::format::capture::{DeviceInfo, HostStep, LaunchCapture, SiteRecord};
@@ -194,21 +194,27 @@ impl SiteSlot {
     /// already: writes its `triggered` in `stream`'s order.
     /// Writes host step `index` into the site's `step`, in `stream`'s
     /// order, for the launches enqueued on it after this call to copy into
-    /// their slabs.
-    fn set_step(&self, index: u64, stream: &CudaStream) -> Result<()> {
+    /// their slabs: with a stream memory operation (no copy, no kernel),
+    /// or with a copy when `by_copy`.
+    fn set_step(&self, index: u64, stream: &CudaStream, by_copy: bool) -> Result<()> {
         let at = self.addr + SITE_STEP_OFFSET;
-        // SAFETY: inside the arena; the device only reads `step`. A stream
-        // memory operation: no copy engine, no kernel, ordered after the
-        // launches enqueued before it and before those after.
+        let word = index.wrapping_add(1);
+        // SAFETY: inside the arena; the device only reads `step`. Either
+        // way the write is ordered after the launches enqueued on `stream`
+        // before it and before those after.
         unsafe {
-            sys::cuStreamWriteValue64_v2(
-                stream.cu_stream(),
-                at,
-                index.wrapping_add(1),
-                sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32,
-            )
+            if by_copy {
+                cu::memcpy_htod_async(at, &word.to_le_bytes(), stream.cu_stream())
+            } else {
+                sys::cuStreamWriteValue64_v2(
+                    stream.cu_stream(),
+                    at,
+                    word,
+                    sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32,
+                )
+                .result()
+            }
         }
-        .result()
         .map_err(driver("recording the host's step on the device"))
     }
 
@@ -245,6 +251,53 @@ fn hold_seconds(
         }
     }
     Ok(())
+}
+
+/// How a session writes its steps on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StepWrite {
+    /// A stream memory operation (`cuStreamWriteValue64`).
+    MemOp = 0,
+    /// A copy from the host, where the driver refused the first.
+    Copy = 1,
+    /// Neither worked: steps are not written.
+    Off = 2,
+}
+
+/// The session's device memory: a plain allocation (`cuMemAlloc`), not one
+/// of the stream-ordered pool's, for the stream memory operations of
+/// `ContinuousSession::step`. Zeroed when made, freed when dropped.
+struct Arena {
+    ptr: sys::CUdeviceptr,
+    stream: Arc<CudaStream>,
+}
+
+impl Arena {
+    fn new(stream: &Arc<CudaStream>, len: usize) -> Result<Self> {
+        stream
+            .context()
+            .bind_to_thread()
+            .map_err(driver("allocating the trace arena"))?;
+        // SAFETY: a plain allocation of `len` bytes, freed in Drop.
+        let ptr = unsafe { cu::malloc_sync(len) }.map_err(driver("allocating the trace arena"))?;
+        let arena = Arena {
+            ptr,
+            stream: stream.clone(),
+        };
+        // SAFETY: inside the allocation just made.
+        unsafe { cu::memset_d8_sync(ptr, 0, len) }.map_err(driver("zeroing the trace arena"))?;
+        Ok(arena)
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        // SAFETY: allocated by malloc_sync; the session has waited for the
+        // device and stopped the drain before its fields drop.
+        if self.stream.context().bind_to_thread().is_ok() {
+            let _ = unsafe { cu::free_sync(self.ptr) };
+        }
+    }
 }
 
 /// Counters the drain thread keeps, readable while the program runs.
@@ -293,8 +346,8 @@ pub struct ContinuousReport {
 /// docs).
 pub struct ContinuousSession {
     stream: Arc<CudaStream>,
-    /// The arena: freed (in stream order) when the session is dropped.
-    _arena: CudaSlice<u8>,
+    /// The arena: freed when the session is dropped.
+    _arena: Arena,
     base: u64,
     used: u64,
     sites: Arc<Mutex<Vec<SiteSlot>>>,
@@ -305,9 +358,8 @@ pub struct ContinuousSession {
     writer: Option<JoinHandle<Result<()>>>,
     config: ContinuousConfig,
     started: Instant,
-    /// Whether writing a step on the device failed once: `step` then
-    /// warned and writes no more (the launches then have no step).
-    step_writes_failed: AtomicBool,
+    /// How `step` writes the step on the device: [`StepWrite`].
+    step_write: AtomicU8,
 }
 
 impl ContinuousSession {
@@ -320,16 +372,8 @@ impl ContinuousSession {
     ) -> Result<Self> {
         let len = usize::try_from(config.arena_bytes)
             .map_err(|_| Error::Config("arena too large".into()))?;
-        let arena = stream
-            .alloc_zeros::<u8>(len)
-            .map_err(driver("allocating the trace arena"))?;
-        let base = {
-            let (base, _sync) = arena.device_ptr(stream);
-            base
-        };
-        stream
-            .synchronize()
-            .map_err(driver("zeroing the trace arena"))?;
+        let arena = Arena::new(stream, len)?;
+        let base = arena.ptr;
         let device = device_info(stream.context());
         let regions = Regions::from_table(regions);
         let (tx, rx) = sync_channel::<Message>(256);
@@ -355,7 +399,7 @@ impl ContinuousSession {
             writer: Some(writer),
             config,
             started: Instant::now(),
-            step_writes_failed: AtomicBool::new(false),
+            step_write: AtomicU8::new(StepWrite::MemOp as u8),
         };
         let (drain, started) = session.spawn_drain()?;
         session.drain = Some(drain);
@@ -462,18 +506,7 @@ impl ContinuousSession {
                         }
                     }
                 }
-                if self.step_writes_failed.load(Ordering::Relaxed) {
-                    continue;
-                }
-                if let Err(e) = s.set_step(index, &stream) {
-                    self.step_writes_failed.store(true, Ordering::Relaxed);
-                    if !self.config.quiet {
-                        eprintln!(
-                            "ktrace: warning: step {index}: {e}; steps are no longer recorded \
-                             on the device, and --steps places launches by the host's time"
-                        );
-                    }
-                }
+                self.write_step(s, index, &stream);
             }
         }
         StepGuard {
@@ -485,6 +518,43 @@ impl ContinuousSession {
                 begin_ns: host_clocks_ns().0,
                 end_ns: 0,
             },
+        }
+    }
+
+    /// Writes step `index` into site `s` on `stream`: with a stream memory
+    /// operation, or where the driver refuses those, with a copy (the
+    /// first refusal is said once); where copies fail too, it warns and
+    /// writes no more steps (launches then have none, and `--steps` places
+    /// them by the host's time).
+    fn write_step(&self, s: &SiteSlot, index: u64, stream: &CudaStream) {
+        let how = self.step_write.load(Ordering::Relaxed);
+        if how == StepWrite::Off as u8 {
+            return;
+        }
+        let by_copy = how == StepWrite::Copy as u8;
+        let Err(e) = s.set_step(index, stream, by_copy) else {
+            return;
+        };
+        let next = if by_copy {
+            StepWrite::Off
+        } else {
+            StepWrite::Copy
+        };
+        self.step_write.store(next as u8, Ordering::Relaxed);
+        if !self.config.quiet {
+            match next {
+                StepWrite::Copy => eprintln!(
+                    "ktrace: step {index}: {e}; steps are written on the device with a copy \
+                     from now on"
+                ),
+                _ => eprintln!(
+                    "ktrace: warning: step {index}: {e}; steps are no longer recorded on the \
+                     device, and --steps places launches by the host's time"
+                ),
+            }
+        }
+        if next == StepWrite::Copy {
+            self.write_step(s, index, stream);
         }
     }
 
