@@ -5,11 +5,13 @@
 //! [`ContinuousSession`] with no host call per replay.
 //!
 //! `cargo run --release --example serving_loop -- MODE [--seconds S]
-//! [--arena-mib N] [--poll-us N] [--cap N] [--plain-l2] [--no-steps]`
-//! (`--arena-mib` and `--poll-us`: the continuous session's arena and
-//! drain poll instead of the defaults; `--cap`: the matrix-vector
-//! product's cap, 32 unless given; `--plain-l2`: the kernels built with
-//! `KTRACE_SITE_EVICT_LAST 0`; `--no-steps`: no host steps), MODE:
+//! [--arena-mib N] [--poll-us N] [--cap N] [--plain-l2] [--no-steps]
+//! [--no-device-steps]` (`--arena-mib` and `--poll-us`: the continuous
+//! session's arena and drain poll instead of the defaults; `--cap`: the
+//! matrix-vector product's cap, 32 unless given; `--plain-l2`: the kernels
+//! built with `KTRACE_SITE_EVICT_LAST 0`; `--no-steps`: no host steps;
+//! `--no-device-steps`: host steps not written on the device,
+//! `ContinuousConfig::steps_on_device`), MODE:
 //! - `every`: every replay traced, warp 0 of every block (a loop's sampling);
 //! - `sampled`: 1 replay in 100, every warp, by the sites' keep rule
 //!   (`Keep::Every(100)`): every replay runs the traced build;
@@ -291,6 +293,7 @@ fn main() -> Result<(), Error> {
             if let Some(us) = poll_us {
                 config.poll = Duration::from_micros(us);
             }
+            config.steps_on_device = !args.iter().any(|a| a == "--no-device-steps");
             let mut s = ContinuousSession::new(&stream, config, REGIONS)?;
             let a = if mode == "sampled" {
                 sites(&mut s, false, Keep::Every(100), matvec_cap)?

@@ -8,13 +8,13 @@
 //! (its own non-blocking stream) and appends them to a streaming capture.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{result as cu, sys, CudaStream};
+use cudarc::driver::{result as cu, CudaStream};
 
 use crate::error::{Error, Result};
 use crate::format::capture::{DeviceInfo, HostStep, LaunchCapture, SiteRecord};
@@ -33,12 +33,16 @@ use crate::histogram::Histogram;
 use crate::sizing::bytes_text;
 use crate::timeline::host_clocks_ns;
 
+mod arena;
 mod drain;
 mod report;
+mod step_words;
 
+use arena::Arena;
 use drain::Drainer;
 use report::print_report;
 pub use report::SiteFill;
+use step_words::StepWriter;
 
 use super::clock_sync::ClockProbe;
 use super::device::{device_info, driver};
@@ -68,6 +72,13 @@ pub struct ContinuousConfig {
     pub poll: Duration,
     /// How often the GPU's clock is measured against the host's.
     pub clock_sync_every: Duration,
+    /// Whether `step` writes each step on the device, so that a launch
+    /// records the step it was enqueued in (default true). One batch of
+    /// stream memory operations per stream a step; the stream waits for it
+    /// between its launches (about 2 µs a write on an H100,
+    /// `docs/continuous.md`), which a loop of steps of tens of µs feels.
+    /// Without it `--steps` places launches by the host's time.
+    pub steps_on_device: bool,
     /// Print nothing.
     pub quiet: bool,
 }
@@ -79,6 +90,7 @@ impl Default for ContinuousConfig {
             capture: PathBuf::from("ktrace-stream.ktrace"),
             poll: Duration::from_micros(500),
             clock_sync_every: Duration::from_secs(1),
+            steps_on_device: true,
             quiet: false,
         }
     }
@@ -192,32 +204,6 @@ struct SiteSlot {
 impl SiteSlot {
     /// Opens (`open`) or closes a held site's window, if it is not so
     /// already: writes its `triggered` in `stream`'s order.
-    /// Writes host step `index` into the site's `step`, in `stream`'s
-    /// order, for the launches enqueued on it after this call to copy into
-    /// their slabs: with a stream memory operation (no copy, no kernel),
-    /// or with a copy when `by_copy`.
-    fn set_step(&self, index: u64, stream: &CudaStream, by_copy: bool) -> Result<()> {
-        let at = self.addr + SITE_STEP_OFFSET;
-        let word = index.wrapping_add(1);
-        // SAFETY: inside the arena; the device only reads `step`. Either
-        // way the write is ordered after the launches enqueued on `stream`
-        // before it and before those after.
-        unsafe {
-            if by_copy {
-                cu::memcpy_htod_async(at, &word.to_le_bytes(), stream.cu_stream())
-            } else {
-                sys::cuStreamWriteValue64_v2(
-                    stream.cu_stream(),
-                    at,
-                    word,
-                    sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32,
-                )
-                .result()
-            }
-        }
-        .map_err(driver("recording the host's step on the device"))
-    }
-
     fn hold(&mut self, open: bool, stream: &CudaStream) -> Result<()> {
         let want = if open {
             KEEP_HELD_OPEN
@@ -251,53 +237,6 @@ fn hold_seconds(
         }
     }
     Ok(())
-}
-
-/// How a session writes its steps on the device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum StepWrite {
-    /// A stream memory operation (`cuStreamWriteValue64`).
-    MemOp = 0,
-    /// A copy from the host, where the driver refused the first.
-    Copy = 1,
-    /// Neither worked: steps are not written.
-    Off = 2,
-}
-
-/// The session's device memory: a plain allocation (`cuMemAlloc`), not one
-/// of the stream-ordered pool's, for the stream memory operations of
-/// `ContinuousSession::step`. Zeroed when made, freed when dropped.
-struct Arena {
-    ptr: sys::CUdeviceptr,
-    stream: Arc<CudaStream>,
-}
-
-impl Arena {
-    fn new(stream: &Arc<CudaStream>, len: usize) -> Result<Self> {
-        stream
-            .context()
-            .bind_to_thread()
-            .map_err(driver("allocating the trace arena"))?;
-        // SAFETY: a plain allocation of `len` bytes, freed in Drop.
-        let ptr = unsafe { cu::malloc_sync(len) }.map_err(driver("allocating the trace arena"))?;
-        let arena = Arena {
-            ptr,
-            stream: stream.clone(),
-        };
-        // SAFETY: inside the allocation just made.
-        unsafe { cu::memset_d8_sync(ptr, 0, len) }.map_err(driver("zeroing the trace arena"))?;
-        Ok(arena)
-    }
-}
-
-impl Drop for Arena {
-    fn drop(&mut self) {
-        // SAFETY: allocated by malloc_sync; the session has waited for the
-        // device and stopped the drain before its fields drop.
-        if self.stream.context().bind_to_thread().is_ok() {
-            let _ = unsafe { cu::free_sync(self.ptr) };
-        }
-    }
 }
 
 /// Counters the drain thread keeps, readable while the program runs.
@@ -358,8 +297,8 @@ pub struct ContinuousSession {
     writer: Option<JoinHandle<Result<()>>>,
     config: ContinuousConfig,
     started: Instant,
-    /// How `step` writes the step on the device: [`StepWrite`].
-    step_write: AtomicU8,
+    /// Writes `step`'s steps on the device.
+    steps: StepWriter,
 }
 
 impl ContinuousSession {
@@ -386,6 +325,7 @@ impl ContinuousSession {
                 config.capture.display()
             );
         }
+        let quiet = config.quiet;
         let mut session = ContinuousSession {
             stream: stream.clone(),
             _arena: arena,
@@ -399,7 +339,7 @@ impl ContinuousSession {
             writer: Some(writer),
             config,
             started: Instant::now(),
-            step_write: AtomicU8::new(StepWrite::MemOp as u8),
+            steps: StepWriter::new(quiet),
         };
         let (drain, started) = session.spawn_drain()?;
         session.drain = Some(drain);
@@ -497,6 +437,8 @@ impl ContinuousSession {
     pub fn step(&self, name: &str, index: u64) -> StepGuard<'_> {
         {
             let mut sites = self.sites.lock().expect("sites");
+            // Each stream's sites' step words, written with one call.
+            let mut words: Vec<(Arc<CudaStream>, Vec<u64>)> = Vec::new();
             for s in sites.iter_mut() {
                 let stream = s.config.stream.as_ref().unwrap_or(&self.stream).clone();
                 if let Keep::Steps { from, until } = s.config.keep {
@@ -506,7 +448,16 @@ impl ContinuousSession {
                         }
                     }
                 }
-                self.write_step(s, index, &stream);
+                let at = s.addr + SITE_STEP_OFFSET;
+                match words.iter_mut().find(|(w, _)| Arc::ptr_eq(w, &stream)) {
+                    Some((_, a)) => a.push(at),
+                    None => words.push((stream, vec![at])),
+                }
+            }
+            if self.config.steps_on_device {
+                for (stream, at) in &words {
+                    self.steps.write(stream, at, index);
+                }
             }
         }
         StepGuard {
@@ -518,43 +469,6 @@ impl ContinuousSession {
                 begin_ns: host_clocks_ns().0,
                 end_ns: 0,
             },
-        }
-    }
-
-    /// Writes step `index` into site `s` on `stream`: with a stream memory
-    /// operation, or where the driver refuses those, with a copy (the
-    /// first refusal is said once); where copies fail too, it warns and
-    /// writes no more steps (launches then have none, and `--steps` places
-    /// them by the host's time).
-    fn write_step(&self, s: &SiteSlot, index: u64, stream: &CudaStream) {
-        let how = self.step_write.load(Ordering::Relaxed);
-        if how == StepWrite::Off as u8 {
-            return;
-        }
-        let by_copy = how == StepWrite::Copy as u8;
-        let Err(e) = s.set_step(index, stream, by_copy) else {
-            return;
-        };
-        let next = if by_copy {
-            StepWrite::Off
-        } else {
-            StepWrite::Copy
-        };
-        self.step_write.store(next as u8, Ordering::Relaxed);
-        if !self.config.quiet {
-            match next {
-                StepWrite::Copy => eprintln!(
-                    "ktrace: step {index}: {e}; steps are written on the device with a copy \
-                     from now on"
-                ),
-                _ => eprintln!(
-                    "ktrace: warning: step {index}: {e}; steps are no longer recorded on the \
-                     device, and --steps places launches by the host's time"
-                ),
-            }
-        }
-        if next == StepWrite::Copy {
-            self.write_step(s, index, stream);
         }
     }
 
