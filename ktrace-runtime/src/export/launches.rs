@@ -594,8 +594,8 @@ impl LaunchSelection {
 /// leaves behind.
 const AHEAD_HINT: &str = " (a launch without a step recorded on the device is in a step when it \
                           runs during the step's host time; a host that enqueues ahead of the \
-                          device ends its steps before their launches run: Keep::Steps keeps a \
-                          step's launches in the stream's order)";
+                          device ends its steps before their launches run: record the steps on \
+                          the device with ContinuousConfig::steps_on_device)";
 
 /// No step has an index in `range`.
 fn no_step(range: StepRange, steps: &[HostStep]) -> FilterError {

@@ -284,7 +284,8 @@ fn a_selection_that_keeps_nothing_says_what_there_is() {
         "host steps \"12..13\": no launch of a kernel matching gemm overlaps the 1 steps in \
          12..13 (a launch without a step recorded on the device is in a step when it runs \
          during the step's host time; a host that enqueues ahead of the device ends its steps \
-         before their launches run: Keep::Steps keeps a step's launches in the stream's order)"
+         before their launches run: record the steps on the device with \
+         ContinuousConfig::steps_on_device)"
     );
     let no_steps = Capture {
         steps: Vec::new(),
