@@ -300,6 +300,9 @@ pub struct ContinuousSession {
     started: Instant,
     /// Writes `step`'s steps on the device.
     steps: StepWriter,
+    /// Whether a site is kept with [`Keep::Steps`]: `step` then opens and
+    /// closes windows.
+    steps_held: bool,
 }
 
 impl ContinuousSession {
@@ -341,6 +344,7 @@ impl ContinuousSession {
             config,
             started: Instant::now(),
             steps: StepWriter::new(quiet),
+            steps_held: false,
         };
         let (drain, started) = session.spawn_drain()?;
         session.drain = Some(drain);
@@ -397,6 +401,7 @@ impl ContinuousSession {
         if config.overlapping {
             arg.launch |= ARG_OVERLAP;
         }
+        self.steps_held |= matches!(config.keep, Keep::Steps { .. });
         sites.push(SiteSlot {
             config,
             shape,
@@ -437,7 +442,8 @@ impl ContinuousSession {
     /// of the site's stream ([`SiteConfig::stream`], or the session's):
     /// before the launches enqueued on it after the call.
     pub fn step(&self, name: &str, index: u64) -> StepGuard<'_> {
-        {
+        let on_device = self.config.steps_on_device;
+        if self.steps_held || on_device {
             let mut sites = self.sites.lock().expect("sites");
             // Each stream's sites' step words, written with one call.
             let mut words: Vec<(Arc<CudaStream>, Vec<u64>)> = Vec::new();
@@ -450,16 +456,16 @@ impl ContinuousSession {
                         }
                     }
                 }
-                let at = s.addr + SITE_STEP_OFFSET;
-                match words.iter_mut().find(|(w, _)| Arc::ptr_eq(w, &stream)) {
-                    Some((_, a)) => a.push(at),
-                    None => words.push((stream, vec![at])),
+                if on_device {
+                    let at = s.addr + SITE_STEP_OFFSET;
+                    match words.iter_mut().find(|(w, _)| Arc::ptr_eq(w, &stream)) {
+                        Some((_, a)) => a.push(at),
+                        None => words.push((stream, vec![at])),
+                    }
                 }
             }
-            if self.config.steps_on_device {
-                for (stream, at) in &words {
-                    self.steps.write(stream, at, index);
-                }
+            for (stream, at) in &words {
+                self.steps.write(stream, at, index);
             }
         }
         StepGuard {

@@ -112,14 +112,20 @@ fn a_site_matches_by_origin_when_the_names_differ() {
     assert_eq!(s[1].sites[0].kernel, "norm_kernel<float>");
 }
 
+/// Each of `cap`'s steps' index and the launches in it
+/// ([`step_launches`]).
+fn launches_per_step(cap: &Capture) -> Vec<(u64, Vec<u32>)> {
+    let infos = capture_launches(cap).unwrap();
+    step_launches(&cap.steps, &infos)
+        .into_iter()
+        .map(|s| (s.step.index, s.launches))
+        .collect()
+}
+
 #[test]
 fn steps_hold_the_launches_that_overlap_them() {
     let cap = capture();
-    let infos = capture_launches(&cap).unwrap();
-    let per_step: Vec<(u64, Vec<u32>)> = step_launches(&cap.steps, &infos)
-        .into_iter()
-        .map(|s| (s.step.index, s.launches))
-        .collect();
+    let per_step = launches_per_step(&cap);
     // Host 0-250 µs: gemm 0, 1, 2 (at 0, 100, 200 µs) and norm 5 (50 µs);
     // 250-500: gemm 3 (300), 4 (400) and norm 6 (250: starts on the edge);
     // 500-750: the unnamed kernel (600).
@@ -144,11 +150,7 @@ fn ahead_capture() -> Capture {
 #[test]
 fn a_step_recorded_on_the_device_places_its_launch() {
     let cap = ahead_capture();
-    let infos = capture_launches(&cap).unwrap();
-    let per_step: Vec<(u64, Vec<u32>)> = step_launches(&cap.steps, &infos)
-        .into_iter()
-        .map(|s| (s.step.index, s.launches))
-        .collect();
+    let per_step = launches_per_step(&cap);
     // gemm by its recorded step; norm 5, 6 and the unnamed 7 by host time.
     assert_eq!(
         per_step,
