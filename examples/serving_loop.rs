@@ -6,12 +6,12 @@
 //!
 //! `cargo run --release --example serving_loop -- MODE [--seconds S]
 //! [--arena-mib N] [--poll-us N] [--cap N] [--plain-l2] [--no-steps]
-//! [--device-steps]` (`--arena-mib` and `--poll-us`: the continuous
+//! [--host-steps]` (`--arena-mib` and `--poll-us`: the continuous
 //! session's arena and drain poll instead of the defaults; `--cap`: the
 //! matrix-vector product's cap, 32 unless given; `--plain-l2`: the kernels
 //! built with `KTRACE_SITE_EVICT_LAST 0`; `--no-steps`: no host steps;
-//! `--device-steps`: host steps written on the device too,
-//! `ContinuousConfig::steps_on_device`), MODE:
+//! `--host-steps`: host steps not written on the device, placed by the
+//! host's time: `ContinuousConfig::steps_on_device` off), MODE:
 //! - `every`: every replay traced, warp 0 of every block (a loop's sampling);
 //! - `sampled`: 1 replay in 100, every warp, by the sites' keep rule
 //!   (`Keep::Every(100)`): every replay runs the traced build;
@@ -293,7 +293,7 @@ fn main() -> Result<(), Error> {
             if let Some(us) = poll_us {
                 config.poll = Duration::from_micros(us);
             }
-            config.steps_on_device = args.iter().any(|a| a == "--device-steps");
+            config.steps_on_device = !args.iter().any(|a| a == "--host-steps");
             let mut s = ContinuousSession::new(&stream, config, REGIONS)?;
             let a = if mode == "sampled" {
                 sites(&mut s, false, Keep::Every(100), matvec_cap)?
@@ -775,7 +775,6 @@ fn windows(stream: &Arc<CudaStream>, site_stream: bool) -> Result<(), Error> {
     let config = ContinuousConfig {
         capture: path.clone().into(),
         arena_bytes: 64 << 20,
-        steps_on_device: true,
         ..ContinuousConfig::default()
     };
     let mut session = ContinuousSession::new(stream, config, REGIONS)?;

@@ -595,7 +595,7 @@ impl LaunchSelection {
 const AHEAD_HINT: &str = " (a launch without a step recorded on the device is in a step when it \
                           runs during the step's host time; a host that enqueues ahead of the \
                           device ends its steps before their launches run: record the steps on \
-                          the device with ContinuousConfig::steps_on_device)";
+                          the device with ContinuousConfig::steps_on_device, on by default)";
 
 /// No step has an index in `range`.
 fn no_step(range: StepRange, steps: &[HostStep]) -> FilterError {

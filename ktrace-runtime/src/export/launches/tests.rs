@@ -287,7 +287,7 @@ fn a_selection_that_keeps_nothing_says_what_there_is() {
          12..13 (a launch without a step recorded on the device is in a step when it runs \
          during the step's host time; a host that enqueues ahead of the device ends its steps \
          before their launches run: record the steps on the device with \
-         ContinuousConfig::steps_on_device)"
+         ContinuousConfig::steps_on_device, on by default)"
     );
     let no_steps = Capture {
         steps: Vec::new(),

@@ -9,9 +9,10 @@ use crate::error::Result;
 use super::super::device::driver;
 
 /// The session's device memory: a plain allocation (`cuMemAlloc`), not one
-/// of the stream-ordered pool's, on which the driver refuses the stream
-/// memory operations of `ContinuousSession::step` (an invalid-value error,
-/// seen on an H100 with driver 580). Zeroed when made, freed when dropped.
+/// of the stream-ordered pool's: it lives as long as the session, and the
+/// driver refuses stream memory operations on pool memory (an
+/// invalid-value error, seen on an H100 with driver 580). Zeroed when
+/// made, freed when dropped.
 pub(super) struct Arena {
     pub(super) ptr: sys::CUdeviceptr,
     stream: Arc<CudaStream>,
