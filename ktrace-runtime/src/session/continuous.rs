@@ -442,31 +442,48 @@ impl ContinuousSession {
     /// or leaves the site's steps opens or closes its window, in the order
     /// of the site's stream ([`SiteConfig::stream`], or the session's):
     /// before the launches enqueued on it after the call.
+    ///
+    /// While a site's stream is being captured into a CUDA graph, the call
+    /// writes nothing on it (a write captured into the graph would repeat
+    /// this step's index in every replay) and says so once: launches of
+    /// that stream keep the step written before the capture began, and a
+    /// held window does not move.
     pub fn step(&self, name: &str, index: u64) -> StepGuard<'_> {
         let on_device = self.config.steps_on_device;
         if self.steps_held || on_device {
             let mut sites = self.sites.lock().expect("sites");
-            // Each stream's sites' step words, written with one call.
-            let mut words: Vec<(Arc<CudaStream>, Vec<u64>)> = Vec::new();
+            // Each stream, whether it is being captured into a graph, and
+            // its sites' step words, written with one call.
+            let mut streams: Vec<(Arc<CudaStream>, bool, Vec<u64>)> = Vec::new();
             for s in sites.iter_mut() {
-                let stream = s.config.stream.as_ref().unwrap_or(&self.stream).clone();
+                let stream = s.config.stream.as_ref().unwrap_or(&self.stream);
+                let k = match streams.iter().position(|(w, _, _)| Arc::ptr_eq(w, stream)) {
+                    Some(k) => k,
+                    None => {
+                        let captured = self.steps.captured(stream, index);
+                        streams.push((stream.clone(), captured, Vec::new()));
+                        streams.len() - 1
+                    }
+                };
+                let (stream, captured, at) = &mut streams[k];
+                if *captured {
+                    continue;
+                }
                 if let Keep::Steps { from, until } = s.config.keep {
-                    if let Err(e) = s.hold((from..until).contains(&index), &stream) {
+                    if let Err(e) = s.hold((from..until).contains(&index), stream) {
                         if !self.config.quiet {
                             eprintln!("ktrace: warning: step {index}: {e}");
                         }
                     }
                 }
                 if on_device {
-                    let at = s.addr + SITE_STEP_OFFSET;
-                    match words.iter_mut().find(|(w, _)| Arc::ptr_eq(w, &stream)) {
-                        Some((_, a)) => a.push(at),
-                        None => words.push((stream, vec![at])),
-                    }
+                    at.push(s.addr + SITE_STEP_OFFSET);
                 }
             }
-            for (stream, at) in &words {
-                self.steps.write(stream, at, index);
+            for (stream, captured, at) in &streams {
+                if !captured {
+                    self.steps.write(stream, at, index);
+                }
             }
         }
         StepGuard {

@@ -2,7 +2,7 @@
 //! steps on the device: into each site's `step` word, in the order of the
 //! site's stream, for the launches enqueued after to copy into their slabs.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use cudarc::driver::{result as cu, sys, CudaStream, DriverError};
 
@@ -17,6 +17,8 @@ pub(super) struct StepWriter {
     how: AtomicU8,
     /// Print nothing.
     quiet: bool,
+    /// A step found a stream being captured (said once).
+    told_capture: AtomicBool,
 }
 
 impl StepWriter {
@@ -25,7 +27,27 @@ impl StepWriter {
         StepWriter {
             how: AtomicU8::new(StepWrite::Batch as u8),
             quiet,
+            told_capture: AtomicBool::new(false),
         }
+    }
+
+    /// Whether `stream` is being captured into a CUDA graph (or its status
+    /// cannot be read), so that step `index` must write nothing on it:
+    /// said once.
+    pub(super) fn captured(&self, stream: &CudaStream, index: u64) -> bool {
+        let status = stream.capture_status();
+        let captured = !matches!(
+            status,
+            Ok(sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+        );
+        if captured && !self.quiet && !self.told_capture.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "ktrace: step {index}: a site's stream is being captured into a CUDA graph \
+                 ({status:?}); steps write nothing on a stream while it is captured, so its \
+                 launches keep the step written before the capture"
+            );
+        }
+        captured
     }
 
     /// Writes step `index` into the step words at `at` (the sites on
