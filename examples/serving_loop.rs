@@ -48,9 +48,11 @@
 //!   without its stream, shown and not checked). Then a site kept with `Keep::Seconds` from 1.0 s to 1.3 s of the
 //!   session, one step every 2 ms until 1.6 s: every step that ran well
 //!   inside the window kept, none well outside it, the kept ones in a row.
-//!   Every kept launch must carry the step it was enqueued in, as the
-//!   device recorded it, and `--steps 100..105` must select exactly the
-//!   steps sites' launches of those steps.
+//!   Then one step while the session's stream is captured into a CUDA
+//!   graph: the step must write nothing there, and the capture and its
+//!   replay must succeed. Every kept launch must carry the step it was
+//!   enqueued in, as the device recorded it, and `--steps 100..105` must
+//!   select exactly the steps sites' launches of those steps.
 //! - `newest`: a site that keeps the newest launches
 //!   (`WhenFull::KeepNewest`) with a ring of 8 slabs and a drain that polls
 //!   every 5 ms, under 3,000 launches of the launch-identity kernel
@@ -853,6 +855,23 @@ fn windows(stream: &Arc<CudaStream>, site_stream: bool) -> Result<(), Error> {
         std::thread::sleep(Duration::from_millis(2));
         i += 1;
     }
+    // A step while the session's stream is captured into a graph (after the
+    // seconds window, so that its launch is not kept): the step writes
+    // nothing on that stream, and the capture and its replay succeed.
+    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)?;
+    {
+        let _s = session.step("captured", i);
+        step(1, 2000)?;
+    }
+    match stream.end_capture(CUgraphInstantiate_flags(0)) {
+        Ok(Some(g)) => g.launch()?,
+        Ok(None) => fail("a step during a graph capture: the capture was empty"),
+        Err(e) => fail(&format!(
+            "a step during a graph capture broke the capture: {e}"
+        )),
+    }
+    stream.synchronize()?;
+    println!("windows: a step during a graph capture: captured and replayed");
     let report = session.finish()?;
     let capture = Capture::read(&path)?;
     let (_, wrong) = launch_counts_read(&capture)?;
