@@ -25,9 +25,7 @@ use crate::format::layout::{
 };
 use crate::format::regions::Regions;
 use crate::format::shape::{BlockSampling, LaunchShape, WarpSampling};
-use crate::format::site::{
-    initial_site, ring_slabs, site_bytes, site_head_bytes, Keep, SiteRead, WhenFull,
-};
+use crate::format::site::{initial_site, site_head_bytes, Keep, SiteRead, WhenFull};
 use crate::format::stream::CaptureWriter;
 use crate::histogram::Histogram;
 use crate::sizing::bytes_text;
@@ -38,7 +36,7 @@ mod drain;
 mod report;
 mod step_words;
 
-use arena::Arena;
+use arena::{site_ring, Arena};
 use drain::Drainer;
 use report::print_report;
 pub use report::SiteFill;
@@ -769,40 +767,6 @@ impl Drop for StepGuard<'_> {
             let _ = tx.send(Message::Step(std::mem::take(&mut self.step)));
         }
     }
-}
-
-/// A site's ring: its slabs and its bytes in the arena, `left` bytes of it
-/// free; fails on a ring too small for the site's policy, or on a policy
-/// the site cannot have.
-fn site_ring(config: &SiteConfig, shape: &LaunchShape, left: u64) -> Result<(u32, u64)> {
-    let slab_bytes = shape.buffer_bytes().unwrap_or(u64::MAX);
-    let head_bytes = site_head_bytes(shape.warps_traced() * shape.blocks_traced);
-    let slab_count = ring_slabs(config.slabs, left, head_bytes, slab_bytes)
-        .map_err(|e| Error::Config(format!("site {}: {e}", config.kernel)))?;
-    let bytes = site_bytes(shape, slab_count).unwrap_or(u64::MAX);
-    let least = config.when_full.min_slabs();
-    if slab_count < least || bytes > left {
-        return Err(Error::Config(format!(
-            "site {}: {slab_count} slab(s) of {} in the {} left of the arena; a site \
-             {}needs {least} or more (give the session a larger arena_bytes, or this site \
-             fewer blocks, warps or entries)",
-            config.kernel,
-            bytes_text(slab_bytes),
-            bytes_text(left),
-            match config.when_full {
-                WhenFull::DropNew => "",
-                WhenFull::KeepNewest => "that keeps the newest launches ",
-            }
-        )));
-    }
-    if config.overlapping && config.when_full == WhenFull::KeepNewest {
-        return Err(Error::Config(format!(
-            "site {}: a site whose launches overlap keeps the oldest launches when its \
-             ring is full (WhenFull::DropNew), not the newest",
-            config.kernel
-        )));
-    }
-    Ok((slab_count, bytes))
 }
 
 #[cfg(test)]

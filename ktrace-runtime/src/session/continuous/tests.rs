@@ -1,5 +1,6 @@
 use super::*;
 use crate::format::layout::{SlotMeta, FLUSH_MAGIC};
+use crate::format::site::site_bytes;
 
 fn shape(c: &SiteConfig) -> LaunchShape {
     let (g, b) = (c.grid, c.block);
