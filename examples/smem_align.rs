@@ -21,10 +21,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         block_dim: (THREADS, 1, 1),
         shared_mem_bytes: 4096,
     };
-    let builds: [(&str, &KernelModule); 3] = [
-        ("store recorder", &kernels::SMEM_ALIGN),
-        ("newest-N recorder", &kernels::SMEM_ALIGN_NEWEST),
-        ("shared-memory recorder", &kernels::SMEM_ALIGN_SMEM),
+    // (name, traced build, the untraced build it is compared with): the
+    // last one is the kernel with 100 bytes of static shared memory of its
+    // own beside the recorder's.
+    let builds: [(&str, &KernelModule, &KernelModule); 4] = [
+        ("store recorder", &kernels::SMEM_ALIGN, &kernels::SMEM_ALIGN),
+        (
+            "newest-N recorder",
+            &kernels::SMEM_ALIGN_NEWEST,
+            &kernels::SMEM_ALIGN,
+        ),
+        (
+            "shared-memory recorder",
+            &kernels::SMEM_ALIGN_SMEM,
+            &kernels::SMEM_ALIGN,
+        ),
+        (
+            "newest-N recorder beside the kernel's own 100 bytes",
+            &kernels::SMEM_ALIGN_OWN_NEWEST,
+            &kernels::SMEM_ALIGN_OWN_NEWEST,
+        ),
     ];
     let mut out = stream.alloc_zeros::<u32>(BLOCKS as usize)?;
     let mut base =
@@ -57,18 +73,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(bases[0])
         };
-    let untraced = base(&kernels::SMEM_ALIGN, false)?;
-    println!(
-        "untraced: dynamic shared memory at 0x{untraced:x} ({} mod 1024)",
-        untraced % 1024
-    );
     let mut moved = Vec::new();
-    for (name, module) in builds {
+    for (name, module, plain) in builds {
+        let untraced = base(plain, false)?;
         let traced = base(module, true)?;
         println!(
-            "traced, {name}: dynamic shared memory at 0x{traced:x} ({} mod 1024), {} bytes after the untraced build's",
+            "{name}: dynamic shared memory at 0x{untraced:x} untraced ({} mod 1024), 0x{traced:x} traced ({} mod 1024)",
+            untraced % 1024,
             traced % 1024,
-            i64::from(traced) - i64::from(untraced)
         );
         if traced % 1024 != untraced % 1024 {
             moved.push(name);

@@ -27,7 +27,6 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use ktrace_build::test_support::cuda_tools;
 
@@ -52,40 +51,19 @@ struct Usage {
 
 /// `cuobjdump -res-usage`, by function.
 fn res_usage(tool: &Path, cubin: &Path) -> BTreeMap<String, Usage> {
-    let out = Command::new(tool)
-        .arg("-res-usage")
-        .arg(cubin)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "cuobjdump failed on {}",
-        cubin.display()
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut map = BTreeMap::new();
-    let mut function = None;
-    for line in text.lines() {
-        let line = line.trim();
-        if let Some(f) = line.strip_prefix("Function ") {
-            function = Some(f.trim_end_matches(':').to_string());
-        } else if let (Some(f), true) = (&function, line.starts_with("REG:")) {
-            let field = |name: &str| -> u64 {
-                line.split_whitespace()
-                    .find_map(|w| w.strip_prefix(name)?.strip_prefix(':')?.parse().ok())
-                    .unwrap_or_else(|| panic!("no {name} in {line}"))
+    let map: BTreeMap<String, Usage> = common::res_usage_lines(tool, cubin)
+        .into_iter()
+        .map(|(f, line)| {
+            let field = |name: &str| common::res_field(&line, name);
+            let usage = Usage {
+                reg: field("REG"),
+                stack: field("STACK"),
+                local: field("LOCAL"),
+                shared: field("SHARED"),
             };
-            map.insert(
-                f.clone(),
-                Usage {
-                    reg: field("REG"),
-                    stack: field("STACK"),
-                    local: field("LOCAL"),
-                    shared: field("SHARED"),
-                },
-            );
-        }
-    }
+            (f, usage)
+        })
+        .collect();
     assert!(!map.is_empty(), "no function in {}", cubin.display());
     map
 }

@@ -9,12 +9,27 @@
 // least blockDim.x bytes.
 #include <ktrace.cuh>
 
+// SMEM_ALIGN_OWN_BYTES (0 unless defined): static shared memory of the
+// kernel's own, so many bytes, which the compiler places beside a
+// recorder's (`tests/shared_alignment.rs`).
+#ifndef SMEM_ALIGN_OWN_BYTES
+#define SMEM_ALIGN_OWN_BYTES 0
+#endif
+
 extern "C" __global__ void smem_align(uint32_t* __restrict__ out, ktrace_arg trace) {
   extern __shared__ __align__(1024) uint8_t smem_align_tiles[];
+#if SMEM_ALIGN_OWN_BYTES
+  __shared__ uint8_t own[SMEM_ALIGN_OWN_BYTES];
+  own[threadIdx.x % SMEM_ALIGN_OWN_BYTES] = static_cast<uint8_t>(threadIdx.x);
+#endif
   KTRACE_OPEN(trace);
   KTRACE_B("tile");
   smem_align_tiles[threadIdx.x] = static_cast<uint8_t>(threadIdx.x);
   __syncthreads();
+#if SMEM_ALIGN_OWN_BYTES
+  smem_align_tiles[threadIdx.x] += own[(threadIdx.x + 1) % SMEM_ALIGN_OWN_BYTES];
+  __syncthreads();
+#endif
   if (threadIdx.x == 0) {
     // The address, plus a value read back from the tiles that cancels out,
     // so the tiles' store and the barrier stay in the kernel.

@@ -172,6 +172,20 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
             ("KTRACE_SMEM_WARPS", "4"),
         ],
     ),
+    // smem_align.cu with 100 bytes of static shared memory of its own and
+    // the newest-N recorder beside them: the compiler places the two, and
+    // the dynamic shared memory must still start where it does untraced
+    // (the `smem_align` example on a GPU, tests/shared_alignment.rs in the
+    // images).
+    (
+        "smem_align_own_newest",
+        "examples/kernels/smem_align.cu",
+        &[
+            ("SMEM_ALIGN_OWN_BYTES", "100"),
+            ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
+            ("KTRACE_SMEM_WARPS", "4"),
+        ],
+    ),
     (
         "smem_align_smem",
         "examples/kernels/smem_align.cu",

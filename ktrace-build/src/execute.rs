@@ -49,6 +49,7 @@ pub(crate) fn execute(
         modules: plan.modules,
         nvcc_messages: kernels.messages,
         jobs: kernels.report,
+        shared_shifts: Vec::new(),
     })
 }
 

@@ -176,6 +176,7 @@ mod plan;
 mod pypi;
 pub mod regions;
 pub mod scan;
+pub mod shared_memory;
 #[doc(hidden)]
 pub mod test_support;
 mod toolkit;
@@ -265,6 +266,12 @@ pub struct Output {
     /// or the image was up to date (see "Rebuilds" in the crate docs). In
     /// the order of [`Output::nvcc_messages`].
     pub jobs: Vec<(PathBuf, Variant, Freshness)>,
+    /// Kernels whose traced build starts the dynamic shared memory
+    /// elsewhere, modulo 1,024 bytes, than the untraced build (a
+    /// shared-memory recorder beside static shared memory of the kernel's
+    /// own), with their module; run by Cargo, each is also a
+    /// `cargo:warning`. Read from single-architecture builds (cubins) only.
+    pub shared_shifts: Vec<(String, shared_memory::SharedShift)>,
 }
 
 /// Configures and runs a ktrace build, in the style of `cc::Build`.
@@ -446,7 +453,20 @@ impl Build {
         let plan = self.plan(&out_dir, &sources)?;
         let toolchain = self.toolchain(&plan)?;
         let spans = maps::spans(&sources.scanned, &plan.table);
-        let out = execute::execute(plan, toolchain.as_ref(), &spans, cargo)?;
+        let mut out = execute::execute(plan, toolchain.as_ref(), &spans, cargo)?;
+        for (module, traced, untraced) in &out.modules {
+            // A module whose images cannot be read was just written by
+            // nvcc: its build says what went wrong, not this check.
+            if let Ok(Some(shifts)) = shared_memory::image_shared_shifts(traced, untraced) {
+                out.shared_shifts
+                    .extend(shifts.into_iter().map(|s| (module.clone(), s)));
+            }
+        }
+        if cargo {
+            for (module, shift) in &out.shared_shifts {
+                println!("cargo:warning={}", shift.message(module));
+            }
+        }
         if cargo && self.ptxas_verbose {
             // Cargo shows a build script's output only for warnings.
             for line in ptxas_report(&out) {

@@ -65,3 +65,37 @@ pub fn strip_markers(path: &Path, src: &str) -> String {
     );
     out
 }
+
+/// `cuobjdump -res-usage` of `cubin`: each function's resource line
+/// (`REG:.. STACK:.. SHARED:.. LOCAL:.. ...`), by function.
+pub fn res_usage_lines(tool: &Path, cubin: &Path) -> std::collections::BTreeMap<String, String> {
+    let out = Command::new(tool)
+        .arg("-res-usage")
+        .arg(cubin)
+        .output()
+        .expect("running cuobjdump");
+    assert!(
+        out.status.success(),
+        "cuobjdump failed on {}",
+        cubin.display()
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut map = std::collections::BTreeMap::new();
+    let mut function = None;
+    for line in text.lines().map(str::trim) {
+        if let Some(f) = line.strip_prefix("Function ") {
+            function = Some(f.trim_end_matches(':').to_string());
+        } else if let (Some(f), true) = (&function, line.starts_with("REG:")) {
+            map.insert(f.clone(), line.to_string());
+        }
+    }
+    map
+}
+
+/// The value of field `name` (`REG`, `SHARED`, ...) in a resource line of
+/// [`res_usage_lines`].
+pub fn res_field(line: &str, name: &str) -> u64 {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(name)?.strip_prefix(':')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {line}"))
+}
