@@ -19,6 +19,8 @@ pub(super) struct StepWriter {
     quiet: bool,
     /// A step found a stream being captured (said once).
     told_capture: AtomicBool,
+    /// The driver has `cuMemcpyBatchAsync` (CUDA 13 or later), asked once.
+    batch_supported: bool,
 }
 
 impl StepWriter {
@@ -28,6 +30,7 @@ impl StepWriter {
             how: AtomicU8::new(StepWrite::Batch as u8),
             quiet,
             told_capture: AtomicBool::new(false),
+            batch_supported: driver_version() >= 13000,
         }
     }
 
@@ -64,7 +67,7 @@ impl StepWriter {
         let batch = how == StepWrite::Batch as u8;
         let word = index.wrapping_add(1);
         let written = if batch {
-            copy_batch(stream, at, word)
+            copy_batch(stream, at, word, self.batch_supported)
         } else {
             copy_each(stream, at, word)
         };
@@ -108,10 +111,11 @@ fn driver_version() -> i32 {
 /// batched copy from the host (`cuMemcpyBatchAsync`, a CUDA 13 driver):
 /// the stream waits about 1 µs a step for it, against 2.6 µs for one copy
 /// a word of three and 4.3 µs for one batch of stream memory operations
-/// (an H100, `docs/continuous.md`).
-fn copy_batch(stream: &CudaStream, at: &[u64], word: u64) -> Result<()> {
+/// (an H100, `docs/continuous.md`). Refused (not supported) unless
+/// `supported`: the driver has it.
+fn copy_batch(stream: &CudaStream, at: &[u64], word: u64, supported: bool) -> Result<()> {
     let fail = driver("recording the host's step on the device");
-    if driver_version() < 13000 {
+    if !supported {
         return Err(fail(DriverError(sys::CUresult::CUDA_ERROR_NOT_SUPPORTED)));
     }
     let words = vec![word; at.len()];
