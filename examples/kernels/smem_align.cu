@@ -31,10 +31,16 @@ extern "C" __global__ void smem_align(uint32_t* __restrict__ out, ktrace_arg tra
   __syncthreads();
 #endif
   if (threadIdx.x == 0) {
-    // The address, plus a value read back from the tiles that cancels out,
-    // so the tiles' store and the barrier stay in the kernel.
+    // The address, plus a value read back from the tiles less what it must
+    // be (so zero), so that the tiles' stores and the barrier stay in the
+    // kernel. The last thread stored blockDim.x - 1, plus, with bytes of the
+    // kernel's own, the own byte it read.
+    uint8_t expected = static_cast<uint8_t>(blockDim.x - 1);
+#if SMEM_ALIGN_OWN_BYTES
+    expected += own[blockDim.x % SMEM_ALIGN_OWN_BYTES];
+#endif
     out[blockIdx.x] = static_cast<uint32_t>(__cvta_generic_to_shared(smem_align_tiles)) +
-                      smem_align_tiles[blockDim.x - 1] - static_cast<uint8_t>(blockDim.x - 1);
+                      static_cast<uint8_t>(smem_align_tiles[blockDim.x - 1] - expected);
   }
   KTRACE_E("tile");
 }

@@ -50,6 +50,7 @@ pub(crate) fn execute(
         nvcc_messages: kernels.messages,
         jobs: kernels.report,
         shared_shifts: Vec::new(),
+        spill_growth: Vec::new(),
     })
 }
 

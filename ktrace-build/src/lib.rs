@@ -177,6 +177,7 @@ mod pypi;
 pub mod regions;
 pub mod scan;
 pub mod shared_memory;
+pub mod spills;
 #[doc(hidden)]
 pub mod test_support;
 mod toolkit;
@@ -272,6 +273,12 @@ pub struct Output {
     /// own), with their module; run by Cargo, each is also a
     /// `cargo:warning`. Read from single-architecture builds (cubins) only.
     pub shared_shifts: Vec<(String, shared_memory::SharedShift)>,
+    /// Functions whose traced build spills more bytes of registers to
+    /// local memory than their untraced build (ptxas's `-v` report, which
+    /// every build asks for), with their module; run by Cargo, each is also
+    /// a `cargo:warning`. From the builds that ran ptxas (not PTX-only
+    /// ones).
+    pub spill_growth: Vec<(String, spills::SpillGrowth)>,
 }
 
 /// Configures and runs a ktrace build, in the style of `cc::Build`.
@@ -410,10 +417,12 @@ impl Build {
         self
     }
 
-    /// Passes `-Xptxas -v` so [`Output::nvcc_messages`] holds the register
-    /// and shared-memory report of every kernel nvcc compiles; run by Cargo,
-    /// the report's lines are also printed as `cargo:warning` lines, so
-    /// `cargo build` shows them (for the kernels it rebuilt).
+    /// Prints ptxas's register, spill and shared-memory report of every
+    /// kernel ([`ptxas_report`]) as `cargo:warning` lines when run by
+    /// Cargo, so `cargo build` shows them, and passes `-Xptxas -v` to the
+    /// launchers' builds too. The kernels' builds always pass it (so
+    /// [`Output::nvcc_messages`] holds the report either way, replayed for
+    /// images that were up to date); for them this only prints it.
     pub fn ptxas_verbose(&mut self, on: bool) -> &mut Self {
         self.ptxas_verbose = on;
         self
@@ -462,9 +471,13 @@ impl Build {
                     .extend(shifts.into_iter().map(|s| (module.clone(), s)));
             }
         }
+        out.spill_growth = module_spill_growth(&out);
         if cargo {
             for (module, shift) in &out.shared_shifts {
                 println!("cargo:warning={}", shift.message(module));
+            }
+            for (module, growth) in &out.spill_growth {
+                println!("cargo:warning={}", growth.message(module));
             }
         }
         if cargo && self.ptxas_verbose {
@@ -573,7 +586,9 @@ impl Build {
             .map_err(Error::Arch)
     }
 
-    /// The builder's flags, then `KTRACE_NVCC_FLAGS`, then `-Xptxas -v`.
+    /// The builder's flags, then `KTRACE_NVCC_FLAGS`, then `-Xptxas -v`
+    /// with [`Build::ptxas_verbose`] (the kernels' builds ask for it
+    /// anyway: [`plan`]).
     fn nvcc_flags(&self) -> Vec<String> {
         let mut flags = self.flags.clone();
         if let Some(extra) = env::get_string("KTRACE_NVCC_FLAGS") {
@@ -635,6 +650,23 @@ pub fn ptxas_report(out: &Output) -> Vec<String> {
         }
     }
     lines
+}
+
+/// [`spills::spill_growth`] of every module: its traced build's report
+/// against its untraced build's, in [`Output::modules`] order.
+fn module_spill_growth(out: &Output) -> Vec<(String, spills::SpillGrowth)> {
+    // Two messages per module, traced then untraced, in module order.
+    out.nvcc_messages
+        .chunks(2)
+        .zip(&out.modules)
+        .flat_map(|(pair, (module, _, _))| {
+            let growth = match pair {
+                [(_, Variant::Traced, t), (_, Variant::Untraced, u)] => spills::spill_growth(t, u),
+                _ => Vec::new(),
+            };
+            growth.into_iter().map(move |g| (module.clone(), g))
+        })
+        .collect()
 }
 
 /// Compiles every `.cu` file under `dir` for the default architecture: the

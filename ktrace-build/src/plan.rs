@@ -47,6 +47,17 @@ pub(crate) struct Inputs<'a> {
     pub lib_name: &'a str,
 }
 
+/// A kernel build's extra flags: the user's, then `-Xptxas -v` unless they
+/// have it, so that nvcc's messages carry ptxas's register and spill report
+/// for the spill check ([`crate::spills`]).
+fn kernel_flags(flags: &[String]) -> Vec<String> {
+    let mut out = flags.to_vec();
+    if !flags.windows(2).any(|w| w[0] == "-Xptxas" && w[1] == "-v") {
+        out.extend(["-Xptxas".to_string(), "-v".to_string()]);
+    }
+    out
+}
+
 /// One nvcc run and the image it installs.
 #[derive(Debug, Clone)]
 pub(crate) struct Job {
@@ -205,7 +216,7 @@ impl Module {
                 archs: inputs.archs.to_vec(),
                 includes: includes.to_vec(),
                 defines: defines.clone(),
-                flags: inputs.flags.to_vec(),
+                flags: kernel_flags(inputs.flags),
                 depfile: Some(beside(image, "d")),
             },
             image: image.clone(),
@@ -433,9 +444,17 @@ mod tests {
         );
         assert_eq!(job.includes, [ktrace.join("include"), PathBuf::from("inc")]);
         assert_eq!(job.defines, [("TILE".to_string(), Some("128".to_string()))]);
-        assert_eq!(job.flags, ["-lineinfo"]);
+        assert_eq!(job.flags, ["-lineinfo", "-Xptxas", "-v"]);
         assert!(p.needs_nvcc());
         assert!(p.launchers.is_none());
+    }
+
+    #[test]
+    fn kernel_builds_ask_ptxas_for_its_report_once() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(kernel_flags(&v(&[])), v(&["-Xptxas", "-v"]));
+        let verbose = v(&["-Xptxas", "-v", "-lineinfo"]);
+        assert_eq!(kernel_flags(&verbose), verbose);
     }
 
     #[test]

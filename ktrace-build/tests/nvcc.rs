@@ -175,6 +175,73 @@ fn nvcc_errors_are_shown_with_file_and_line() {
 }
 
 #[cfg(unix)]
+/// 20 accumulators live across a loop, at most 32 registers a thread
+/// (`__launch_bounds__(256, 8)`): the untraced build fits them, the traced
+/// one gives registers to the markers' context and spills.
+const TIGHT: &str = r#"
+#include <ktrace.cuh>
+extern "C" __global__ void __launch_bounds__(256, 8)
+    tight(const float* __restrict__ x, float* __restrict__ y, int n, ktrace_arg trace) {
+  KTRACE_OPEN(trace);
+  float a[20];
+#pragma unroll
+  for (int j = 0; j < 20; ++j) a[j] = x[threadIdx.x + j];
+  for (int i = 0; i < n; ++i) {
+    KTRACE_B("step");
+    float v = x[i * blockDim.x + threadIdx.x];
+#pragma unroll
+    for (int j = 0; j < 20; ++j) a[j] = a[j] * v + a[(j + 1) % 20];
+    KTRACE_E("step");
+  }
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < 20; ++j) s += a[j];
+  y[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+"#;
+
+#[test]
+fn a_traced_build_that_spills_where_the_untraced_does_not_is_reported() {
+    let Some([nvcc]) = cuda_tools(["nvcc"]) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let kdir = tmp.path().join("kernels");
+    write(&kdir, "scale.cu", GOOD);
+    write(&kdir, "tight.cu", TIGHT);
+    // Without ptxas_verbose: every build asks ptxas for its report.
+    let o = Build::new()
+        .kernel_dir(&kdir)
+        .arch("sm_90a")
+        .nvcc(&nvcc)
+        .out_dir(tmp.path().join("out"))
+        .try_compile()
+        .unwrap_or_else(|e| panic!("{e}"));
+    for (src, variant, msg) in &o.nvcc_messages {
+        println!("{} {}:\n{msg}", src.display(), variant.as_str());
+    }
+    let reported: Vec<_> = o
+        .spill_growth
+        .iter()
+        .map(|(module, g)| (module.as_str(), g.function.as_str(), g.arch.as_str()))
+        .collect();
+    assert_eq!(
+        reported,
+        [("tight", "tight", "sm_90a")],
+        "{:#?}",
+        o.spill_growth
+    );
+    let g = &o.spill_growth[0].1;
+    assert!(g.traced.stores > 0 && g.untraced.stores == 0, "{g:?}");
+    // The figures are ptxas's own, from the traced build's report.
+    let traced_report = &o.nvcc_messages[2].2;
+    assert!(
+        traced_report.contains(&format!("{} bytes spill stores", g.traced.stores)),
+        "{traced_report}"
+    );
+    println!("{}", g.message("tight"));
+}
+
 #[test]
 fn command_lines_with_a_fake_nvcc() {
     let tmp = tempfile::tempdir().unwrap();
@@ -198,7 +265,10 @@ fn command_lines_with_a_fake_nvcc() {
     assert_eq!(lines.len(), 4, "two modules, two variants: {lines:?}");
     for l in &lines {
         assert!(l.starts_with("-fatbin -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,code=sm_80 -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -lineinfo"), "{l}");
-        assert!(l.contains("-DTILE=128 -lineinfo -MD -MF "), "{l}");
+        assert!(
+            l.contains("-DTILE=128 -lineinfo -Xptxas -v -MD -MF "),
+            "{l}"
+        );
         assert!(l.contains(".fatbin.d -o "), "{l}");
         assert!(l.contains("/ktrace/include"), "{l}");
     }
