@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command: installs the CUDA toolchain when missing
 # (scripts/setup-cuda.sh), then checks formatting, lints (also of
-# ktrace-runtime without its cuda feature), that the CLI and the fuzz targets
+# ktrace-runtime without its cuda feature), the API docs (rustdoc with
+# -D warnings), that the CLI and the fuzz targets
 # do not pull in cudarc, runs every test, and checks the Perfetto export
 # against the Chrome export with Perfetto's own schema (a Python venv in
 # .venv-check/), and that `ktrace report` pages draw in headless Chromium
@@ -23,6 +24,8 @@ for crate in examples/builders/*/; do
 done
 echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
+echo "== cargo doc -D warnings (the API docs' links resolve)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
 echo "== no source file over 800 lines, no function over 80"
 python3 scripts/check-sizes.py .
 echo "== ktrace-runtime without its cuda feature"

@@ -2,7 +2,7 @@
 //! the Rust table for a crate whose kernels another builder compiles
 //! (cudaforge, bindgen_cuda, a hand-written nvcc call).
 //!
-//! [`plan`] decides everything as text and paths (pure, tested here);
+//! `plan` decides everything as text and paths (pure, tested here);
 //! [`write`] writes it and removes images that were compiled against an
 //! older region table, so the other builder compiles them again.
 
