@@ -630,9 +630,9 @@ impl Build {
 /// name its module too: `gemm.cu as gemm_newest (traced): ...`.
 pub fn ptxas_report(out: &Output) -> Vec<String> {
     let mut lines = Vec::new();
-    // Two messages per module, traced then untraced, in module order.
-    let modules = out.modules.iter().flat_map(|m| [&m.0, &m.0]);
-    for ((source, variant, text), module) in out.nvcc_messages.iter().zip(modules) {
+    let messages =
+        module_messages(out).flat_map(|(module, pair)| pair.iter().map(move |m| (m, module)));
+    for ((source, variant, text), module) in messages {
         let file = source.file_name().unwrap_or_default().to_string_lossy();
         let stem = source.file_stem().unwrap_or_default().to_string_lossy();
         let name = if *module == stem {
@@ -652,14 +652,20 @@ pub fn ptxas_report(out: &Output) -> Vec<String> {
     lines
 }
 
-/// [`spills::spill_growth`] of every module: its traced build's report
-/// against its untraced build's, in [`Output::modules`] order.
-fn module_spill_growth(out: &Output) -> Vec<(String, spills::SpillGrowth)> {
-    // Two messages per module, traced then untraced, in module order.
+/// Each module's name with its nvcc messages: two per module, traced then
+/// untraced, in [`Output::modules`] order.
+fn module_messages(out: &Output) -> impl Iterator<Item = (&String, &[(PathBuf, Variant, String)])> {
     out.nvcc_messages
         .chunks(2)
         .zip(&out.modules)
-        .flat_map(|(pair, (module, _, _))| {
+        .map(|(pair, (module, _, _))| (module, pair))
+}
+
+/// [`spills::spill_growth`] of every module: its traced build's report
+/// against its untraced build's, in [`Output::modules`] order.
+fn module_spill_growth(out: &Output) -> Vec<(String, spills::SpillGrowth)> {
+    module_messages(out)
+        .flat_map(|(module, pair)| {
             let growth = match pair {
                 [(_, Variant::Traced, t), (_, Variant::Untraced, u)] => spills::spill_growth(t, u),
                 _ => Vec::new(),
