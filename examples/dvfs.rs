@@ -15,6 +15,9 @@
 //! `dvfs_count`: each warp records an anchor every 16 entries), every warp
 //! traced: the timeline warp's times go through the anchors of all the
 //! traced warps on its SM.
+//! `--stamp`: the kernel built with `KTRACE_ANCHORS_STAMP` (variant
+//! `dvfs_stamp`: every event stamped with `%globaltimer` bits, no anchor
+//! entries).
 //! Writes `dvfs.ktrace` (the capture) and `dvfs_truth.bin` (the truth,
 //! see `ktrace_examples::truth`) beside the trace.
 
@@ -35,6 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quiet = args.iter().any(|a| a == "--quiet");
     let count = args.iter().any(|a| a == "--count");
+    let stamp = args.iter().any(|a| a == "--stamp");
     let value = |flag: &str| -> Option<u32> {
         let i = args.iter().position(|a| a == flag)?;
         args.get(i + 1)?.parse().ok()
@@ -64,6 +68,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &ctx,
         if count {
             &kernels::DVFS_COUNT
+        } else if stamp {
+            &kernels::DVFS_STAMP
         } else {
             &kernels::DVFS
         },
@@ -129,6 +135,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "dvfs: {blocks} timeline warps (warp 0{}), {markers} markers each, {} load; warps lasted {:.2}..{:.2} ms",
         if count {
             ", every warp anchoring by its count"
+        } else if stamp {
+            ", every event stamped"
         } else {
             ""
         },

@@ -11,6 +11,8 @@
 //!   (`KTRACE_RECORDER_STORE`);
 //! - `storecnt`: as `store`, built with `KTRACE_ANCHORS_COUNT` (an
 //!   anchor every 16 entries of each warp, tested on the count);
+//! - `storest`: as `store`, built with `KTRACE_ANCHORS_STAMP` (every event
+//!   stamped with `%globaltimer` bits, no anchor entries and no test);
 //! - `storena`: as `store`, built without time anchors (what the
 //!   per-event anchor test costs);
 //! - `ring`: events held in registers, one 256-byte warp store per 32;
@@ -76,9 +78,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64 / 1e6
     };
     // (name, module, per-warp ring capacity)
-    let all_designs: [(&str, KernelModule, u32); 10] = [
+    let all_designs: [(&str, KernelModule, u32); 11] = [
         ("store", kernels::RECORDER_STORE, 4096),
         ("storecnt", kernels::RECORDER_STORE_COUNT, 4096),
+        ("storest", kernels::RECORDER_STORE_STAMP, 4096),
         ("storena", kernels::RECORDER_STORE_NOANCHOR, 4096),
         ("ring", kernels::RECORDER_RING, 4096),
         ("smem", kernels::RECORDER_SMEM, 4096),
@@ -203,6 +206,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             4096,
         ),
         ("store, no anchors", &kernels::SGEMM_BENCH_NOANCHOR, 4096),
+        ("store, stamped events", &kernels::SGEMM_BENCH_STAMP, 4096),
         ("shared-memory recorder", &kernels::SGEMM_BENCH_SMEM, 4096),
         ("newest-64 recorder", &kernels::SGEMM_BENCH_NEWEST, 64),
         (

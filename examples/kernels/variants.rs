@@ -156,6 +156,30 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
         "examples/kernels/dvfs.cu",
         &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")],
     ),
+    // Recorder microbenchmark, store recorder with every event stamped
+    // with %globaltimer bits (KTRACE_ANCHORS_STAMP): no anchor test.
+    (
+        "recorder_store_stamp",
+        "examples/bench/recorder_bench.cuh",
+        &[
+            ("KTRACE_RECORDER", "0"),
+            ("KTRACE_ANCHORS", "KTRACE_ANCHORS_STAMP"),
+        ],
+    ),
+    // The fp32 SGEMM with stamped events (KTRACE_ANCHORS_STAMP), for
+    // recorder_bench.
+    (
+        "sgemm_bench_stamp",
+        "examples/kernels/sgemm_bench.cu",
+        &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_STAMP")],
+    ),
+    // The dvfs kernel with stamped events (KTRACE_ANCHORS_STAMP), for
+    // `dvfs --stamp`.
+    (
+        "dvfs_stamp",
+        "examples/kernels/dvfs.cu",
+        &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_STAMP")],
+    ),
     // The fp32 SGEMM without time anchors, for recorder_bench.
     (
         "sgemm_bench_noanchor",

@@ -32,8 +32,11 @@
  *      arena.
  *   5: a warp may open with KTRACE_OPEN_SHARED_MAGIC: its clock maps to
  *      time through the anchors of every warp of the same launch on its SM
- *      (its own, if it records any, among them). */
-#define KTRACE_LAYOUT_VERSION 5u
+ *      (its own, if it records any, among them).
+ *   6: a warp may open with KTRACE_OPEN_STAMP_MAGIC: each of its events
+ *      carries bits of %globaltimer in the top bits of its `type` field
+ *      (KTRACE_STAMP_BITS below), and it records no anchor entries. */
+#define KTRACE_LAYOUT_VERSION 6u
 
 /* Event types (the 16-bit `type` field of an event). */
 #define KTRACE_EVENT_BEGIN 0u
@@ -72,6 +75,19 @@
  * same SM recorded (layout version 5): built with KTRACE_ANCHORS_COUNT, it
  * records an anchor every KTRACE_ANCHOR_EVENTS entries. */
 #define KTRACE_OPEN_SHARED_MAGIC 0x5352544bu /* "KTRS" */
+
+/* Written to `open_magic` instead of KTRACE_OPEN_MAGIC by a warp built with
+ * KTRACE_ANCHORS_STAMP (layout version 6): every event of its ring (not its
+ * value entries) is stamped with bits KTRACE_STAMP_LOW_BIT ..
+ * KTRACE_STAMP_LOW_BIT + KTRACE_STAMP_BITS - 1 of the %globaltimer read
+ * right after the event's %clock, stored in the top KTRACE_STAMP_BITS bits
+ * of the event's `type` field; the type itself is in the field's low
+ * KTRACE_STAMP_TYPE_BITS bits. The stamp wraps every 2^(5+13) ns (262 us);
+ * the decoder unwraps it against the slot's open time and the clock. */
+#define KTRACE_OPEN_STAMP_MAGIC 0x5452544bu /* "KTRT" */
+#define KTRACE_STAMP_LOW_BIT 5u
+#define KTRACE_STAMP_BITS 13u
+#define KTRACE_STAMP_TYPE_BITS 3u
 
 /* Region id that no region has: the generated table's "unknown name". */
 #define KTRACE_REGION_UNKNOWN 0xffffu

@@ -6,7 +6,7 @@ use crate::format::buffer::LaunchBuffer;
 use crate::format::capture::{Capture, LaunchCapture};
 use crate::format::layout::{
     Event, EventKind, SlotMeta, FLUSH_MAGIC, LAYOUT_VERSION, META_BYTES, OPEN_MAGIC,
-    OPEN_SHARED_MAGIC,
+    OPEN_SHARED_MAGIC, OPEN_STAMP_MAGIC, STAMP_BITS, STAMP_LOW_BIT, STAMP_TYPE_BITS,
 };
 use crate::format::shape::LaunchShape;
 
@@ -60,6 +60,10 @@ pub struct SynthWarp {
     /// Time anchors by the count (`KTRACE_ANCHORS_COUNT`): after every
     /// event whose entry index is a multiple of this.
     pub anchor_events: Option<u32>,
+    /// Built with `KTRACE_ANCHORS_STAMP` (layout version 6): opens with
+    /// `KTRACE_OPEN_STAMP_MAGIC` and stamps every event with its
+    /// globaltimer bits instead of recording anchors.
+    pub stamps: bool,
 }
 
 /// A globaltimer value of the size real GPUs report.
@@ -84,6 +88,7 @@ impl SynthWarp {
             rate_change: None,
             shares_anchors: false,
             anchor_events: None,
+            stamps: false,
         }
     }
 
@@ -123,6 +128,16 @@ impl SynthWarp {
         self.shares_anchors = true;
         self.anchor_cycles = None;
         self.anchor_events = Some(events);
+        self
+    }
+
+    /// Built with `KTRACE_ANCHORS_STAMP`: every event stamped with bits
+    /// 5..17 of its globaltimer, no anchor entries.
+    pub fn stamped(mut self) -> Self {
+        self.stamps = true;
+        self.anchor_cycles = None;
+        self.anchor_events = None;
+        self.shares_anchors = false;
         self
     }
 
@@ -229,10 +244,17 @@ impl SynthWarp {
         let mut last_anchor: Option<u64> = None;
         for &(at, region, kind) in &events {
             let index = out.len() as u64;
+            let stamp = if self.stamps {
+                let gt = self.init_gt + self.ns_at(at);
+                let bits = (gt >> STAMP_LOW_BIT) & ((1 << STAMP_BITS) - 1);
+                (bits as u16) << STAMP_TYPE_BITS
+            } else {
+                0
+            };
             out.push(Event {
                 clock: (self.init_clk + at) as u32,
                 region,
-                kind: kind.raw(),
+                kind: kind.raw() | stamp,
             });
             let due = match (self.anchor_cycles, self.anchor_events) {
                 (Some(p), _) => last_anchor.map_or(true, |a| at - a >= p),
@@ -323,7 +345,9 @@ impl SynthLaunch {
             block_linear: w.block,
             warp: w.warp as u16,
             smid: w.sm,
-            open_magic: if w.shares_anchors {
+            open_magic: if w.stamps {
+                OPEN_STAMP_MAGIC
+            } else if w.shares_anchors {
                 OPEN_SHARED_MAGIC
             } else {
                 OPEN_MAGIC

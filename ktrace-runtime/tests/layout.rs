@@ -53,6 +53,8 @@ int main(void) {
   DEF(KTRACE_EVENT_MARK); DEF(KTRACE_OPEN_MAGIC); DEF(KTRACE_OPEN_SHARED_MAGIC); DEF(KTRACE_FLUSH_MAGIC);
   DEF(KTRACE_REGION_UNKNOWN); DEF(KTRACE_MIN_CAP); DEF(KTRACE_MAX_CAP);
   DEF(KTRACE_EVENT_ANCHOR); DEF(KTRACE_ANCHOR_CYCLES_DEFAULT); DEF(KTRACE_EVENT_VALUE);
+  DEF(KTRACE_OPEN_STAMP_MAGIC); DEF(KTRACE_STAMP_LOW_BIT); DEF(KTRACE_STAMP_BITS);
+  DEF(KTRACE_STAMP_TYPE_BITS);
   return 0;
 }
 "#;
@@ -136,6 +138,19 @@ fn rust_view() -> BTreeMap<String, u64> {
     put(
         "define KTRACE_OPEN_SHARED_MAGIC",
         u64::from(layout::OPEN_SHARED_MAGIC),
+    );
+    put(
+        "define KTRACE_OPEN_STAMP_MAGIC",
+        u64::from(layout::OPEN_STAMP_MAGIC),
+    );
+    put(
+        "define KTRACE_STAMP_LOW_BIT",
+        u64::from(layout::STAMP_LOW_BIT),
+    );
+    put("define KTRACE_STAMP_BITS", u64::from(layout::STAMP_BITS));
+    put(
+        "define KTRACE_STAMP_TYPE_BITS",
+        u64::from(layout::STAMP_TYPE_BITS),
     );
     put("define KTRACE_FLUSH_MAGIC", u64::from(layout::FLUSH_MAGIC));
     put(

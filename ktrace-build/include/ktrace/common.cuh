@@ -108,13 +108,22 @@ static_assert(KTRACE_ANCHOR_CYCLES == 0 ||
 //     maps each through all the anchors recorded on its SM, its own among
 //     them. Cheaper on some kernels, dearer on others (docs/performance.md);
 //     a warp whose SM records anchors rarely gets rare anchors.
+//   KTRACE_ANCHORS_STAMP (3): no anchor entries; every event carries bits
+//     5..17 of %globaltimer in the top 13 bits of its tag (layout version
+//     6), so each event is its own anchor and no event tests whether one
+//     is due. Warps open with KTRACE_OPEN_STAMP_MAGIC. Store recorder only.
 #define KTRACE_ANCHORS_CLOCK 0
 #define KTRACE_ANCHORS_COUNT 2
+#define KTRACE_ANCHORS_STAMP 3
 #ifndef KTRACE_ANCHORS
 #define KTRACE_ANCHORS KTRACE_ANCHORS_CLOCK
 #endif
-#if KTRACE_ANCHORS != KTRACE_ANCHORS_CLOCK && KTRACE_ANCHORS != KTRACE_ANCHORS_COUNT
-#error "ktrace: KTRACE_ANCHORS must be KTRACE_ANCHORS_CLOCK or KTRACE_ANCHORS_COUNT"
+#if KTRACE_ANCHORS != KTRACE_ANCHORS_CLOCK && KTRACE_ANCHORS != KTRACE_ANCHORS_COUNT && \
+    KTRACE_ANCHORS != KTRACE_ANCHORS_STAMP
+#error "ktrace: KTRACE_ANCHORS must be KTRACE_ANCHORS_CLOCK, KTRACE_ANCHORS_COUNT or KTRACE_ANCHORS_STAMP"
+#endif
+#if KTRACE_ANCHORS == KTRACE_ANCHORS_STAMP && KTRACE_RECORDER != KTRACE_RECORDER_STORE
+#error "ktrace: KTRACE_ANCHORS_STAMP needs the store recorder (KTRACE_RECORDER_STORE)"
 #endif
 // Sites of a continuous session (KTRACE_ARG_SITE): 1 (the default), the
 // open's ticket and its reads of the site and the flush's count carry an

@@ -56,8 +56,11 @@ class Context {
     if (!o.skip)
 #endif
     {
-      const uint64_t clk =
-          write_open(o, leader, kBySm ? KTRACE_OPEN_SHARED_MAGIC : KTRACE_OPEN_MAGIC);
+      constexpr uint32_t kMagic =
+          KTRACE_RECORDER == KTRACE_RECORDER_STORE && KTRACE_ANCHORS == KTRACE_ANCHORS_STAMP
+              ? KTRACE_OPEN_STAMP_MAGIC
+              : (kBySm ? KTRACE_OPEN_SHARED_MAGIC : KTRACE_OPEN_MAGIC);
+      const uint64_t clk = write_open(o, leader, kMagic);
       // The first event always records an anchor: the clock moves fastest
       // when a kernel's warps start, and a warp's first events then get a
       // measured time rather than one interpolated from its open.

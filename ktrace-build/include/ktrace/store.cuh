@@ -29,7 +29,18 @@
 // anchor, %2 the ring mask, %3 the slot's events, %4 the tag, %5 the
 // anchor period mask, %6 the anchor's type, %7 the skip flag; a value's
 // vtag and value follow (%8, %9).
-#if KTRACE_ANCHORS == KTRACE_ANCHORS_COUNT && KTRACE_ANCHOR_CYCLES
+#if KTRACE_ANCHORS == KTRACE_ANCHORS_STAMP
+// With KTRACE_ANCHORS_STAMP no anchor is ever due: each event reads
+// %globaltimer's low word after its clock and stores its bits 5..17 (32 ns
+// steps, 262 us around) in the tag's top 13 bits (layout version 6). %1 is
+// written nowhere and read nowhere, so no register holds it. %5 masks the
+// timer's bits to the tag's top bits, %6 is the shift that puts them there.
+#define KTRACE_STAMP_FIELD_MASK_ (((1u << KTRACE_STAMP_BITS) - 1u) << (32u - KTRACE_STAMP_BITS))
+#define KTRACE_GLOBAL_OUTPUTS_ "+r"(cnt_), "=r"(anchor_clk_)
+#define KTRACE_GLOBAL_INPUTS_(tag) \
+  "r"(mask_), "l"(base_), "r"(tag), "n"(KTRACE_STAMP_FIELD_MASK_),              \
+      "n"(32u - KTRACE_STAMP_BITS - KTRACE_STAMP_LOW_BIT), "r"(skip_)
+#elif KTRACE_ANCHORS == KTRACE_ANCHORS_COUNT && KTRACE_ANCHOR_CYCLES
 // With KTRACE_ANCHORS_COUNT the anchor is due by the event count, not the
 // clock: %1 is written on the anchor's path only and read nowhere, so no
 // register holds it across the kernel, and %5 is KTRACE_ANCHOR_EVENTS - 1.
@@ -71,7 +82,17 @@
   "mad.wide.u32 addr, idx, 8, %3;\n\t" \
   "st.global.cs.v2.u32 [addr], {" A ", " B "};\n\t" \
   "add.u32 %0, %0, 1;\n\t"
-#if KTRACE_ANCHOR_CYCLES
+#if KTRACE_ANCHORS == KTRACE_ANCHORS_STAMP
+#define KTRACE_GLOBAL_STAMP_ \
+  "mov.u32 clk, %%clock;\n\t" \
+  "mov.u32 glo, %%globaltimer_lo;\n\t" \
+  "shl.b32 glo, glo, %6;\n\t" \
+  "and.b32 glo, glo, %5;\n\t" \
+  "or.b32 glo, glo, %4;\n\t"
+#define KTRACE_GLOBAL_EVENT_(AFTER) \
+  KTRACE_GLOBAL_STAMP_ \
+  KTRACE_GLOBAL_STORE_("clk", "glo")
+#elif KTRACE_ANCHOR_CYCLES
 #define KTRACE_GLOBAL_EVENT_(AFTER) \
   "mov.u32 clk, %%clock;\n\t" \
   KTRACE_GLOBAL_STORE_("clk", "%4") \
@@ -96,6 +117,15 @@
 #define KTRACE_GLOBAL_VADDR_ \
   "and.b32 idx, %0, %2;\n\t" \
   "mad.wide.u32 vaddr, idx, 8, %3;\n\t"
+#if KTRACE_ANCHORS == KTRACE_ANCHORS_STAMP
+#define KTRACE_GLOBAL_EVENT_V_(AFTER) \
+  KTRACE_GLOBAL_STAMP_ \
+  "and.b32 idx, %0, %2;\n\t" \
+  "mad.wide.u32 addr, idx, 8, %3;\n\t" \
+  "add.u32 %0, %0, 1;\n\t" \
+  KTRACE_GLOBAL_VADDR_ \
+  "st.global.cs.v2.u32 [addr], {clk, glo};\n\t"
+#else
 #define KTRACE_GLOBAL_EVENT_V_(AFTER) \
   "mov.u32 clk, %%clock;\n\t" \
   "and.b32 idx, %0, %2;\n\t" \
@@ -104,7 +134,8 @@
   KTRACE_GLOBAL_VADDR_ \
   "st.global.cs.v2.u32 [addr], {clk, %4};\n\t" \
   KTRACE_GLOBAL_ANCHOR_V_(AFTER)
-#if KTRACE_ANCHOR_CYCLES
+#endif
+#if KTRACE_ANCHOR_CYCLES && KTRACE_ANCHORS != KTRACE_ANCHORS_STAMP
 #define KTRACE_GLOBAL_ANCHOR_V_(AFTER) \
   KTRACE_GLOBAL_DUE_V_(AFTER) \
   "mov.u64 gt, %%globaltimer;\n\t" \

@@ -5,8 +5,9 @@
 use crate::diagnostics::Diagnostic;
 use crate::format::layout::{Event, EventKind, SlotMeta};
 
-use super::calibrate::{self, TimerPair, TimerPoint};
+use super::calibrate::{self, ClockRatio, TimerPair, TimerPoint};
 use super::ring::{Kept, Slot};
+use super::stamps::Stamps;
 use super::warp_id;
 
 /// A flushed warp whose globaltimer span is at least this long and that
@@ -25,10 +26,16 @@ pub(super) const LONG_WARP_NS: u64 = 1_000_000;
 /// pair); `None` when the walk reached the end anyway. Checking points is a
 /// left-to-right pass, so the checked prefix is the prefix of the checked
 /// whole, and it places every event up to those anchors the same way.
+///
+/// A warp that stamps its events (layout version 6) has a point at one
+/// event in every [`ANCHOR_CYCLES_DEFAULT`](crate::format::layout::ANCHOR_CYCLES_DEFAULT)
+/// cycles instead, its stamps unwrapped at the device-wide `rate`
+/// ([`Stamps`]).
 pub(super) fn anchor_points(
     slot: &Slot<'_>,
     kept: &Kept,
     until: Option<u64>,
+    rate: &ClockRatio,
 ) -> (Vec<(u32, TimerPoint)>, u64, bool) {
     let meta = &slot.meta;
     let mut points: Vec<(u32, TimerPoint)> = Vec::new();
@@ -39,8 +46,21 @@ pub(super) fn anchor_points(
     let mut in_stream = 0u64;
     let mut after_first = None::<u64>;
     let mut complete = true;
+    let mut stamps = slot.stamps().then(|| Stamps::new(slot, kept, rate));
     slot.walk(kept, |i, e, cycles| {
-        if slot.is_anchor(&e) {
+        if let Some(stamps) = stamps.as_mut() {
+            let Some(p) = slot.stamp(kept, i).and_then(|s| stamps.point(cycles, s)) else {
+                return true;
+            };
+            points.push((i, p));
+            in_stream += 1;
+            let n = after_first.get_or_insert(0);
+            *n += 1;
+            if until.is_some_and(|u| *n >= u) {
+                complete = false;
+                return false;
+            }
+        } else if slot.is_anchor(&e) {
             // An anchor pairs with the event right before it; one whose
             // event was overwritten (the oldest kept entry) is unusable.
             if let Some((j, c)) = prev.filter(|(j, _)| j + 1 == i) {

@@ -7,6 +7,7 @@
 use super::anchors::anchor_globaltimer;
 use super::calibrate::{TimerPair, TimerPoint};
 use super::ring::{Kept, Slot};
+use super::stamps::Stamps;
 use super::{Decoder, SlotPlan, TimeBase, TimedEvent};
 use crate::format::buffer::EntryKind;
 use crate::format::layout::{Event, EventKind};
@@ -74,6 +75,8 @@ impl Decoder<'_> {
                 .push((0, TimerPoint::from(TimerPair::open(meta))));
         }
         let (mut cyc, mut clock) = slot.chain_start(kept);
+        let mut stamps =
+            (self.anchored && slot.stamps()).then(|| Stamps::new(slot, kept, &self.device_ratio));
         for (i, e) in slot.entries(kept).enumerate() {
             let i = i as u32;
             match slot.kind_of(&e) {
@@ -81,6 +84,13 @@ impl Decoder<'_> {
                     cyc += i64::from(e.clock.wrapping_sub(clock));
                     clock = e.clock;
                     scan.entry(i, cyc, &e, Some(kind));
+                    if let Some(stamps) = stamps.as_mut() {
+                        let at = start + i128::from(cyc);
+                        if let Some(p) = slot.stamp(kept, i).and_then(|s| stamps.point(at, s)) {
+                            scan.points.push((i, p));
+                            scan.in_stream += 1;
+                        }
+                    }
                 }
                 EntryKind::Anchor if self.anchored => {
                     let globaltimer = anchor_globaltimer(meta.init_globaltimer, &e);

@@ -58,6 +58,7 @@ mod events;
 mod ring;
 mod sm_anchors;
 mod spans;
+mod stamps;
 mod warp_clock;
 
 pub use calibrate::{
@@ -483,7 +484,7 @@ impl<'a> Decoder<'a> {
         if !self.anchored {
             return self.time_base_of(slot, kept, plan, (Vec::new(), 0, true));
         }
-        let points = anchor_points(slot, kept, prefix.then_some(2));
+        let points = anchor_points(slot, kept, prefix.then_some(2), &self.device_ratio);
         self.time_base_of(slot, kept, plan, points)
     }
 

@@ -8,7 +8,7 @@
 
 use super::calibrate::TimerPair;
 use crate::format::buffer::{EntryKind, SlotView};
-use crate::format::layout::{Event, SlotMeta, EVENT_BYTES};
+use crate::format::layout::{Event, SlotMeta};
 
 /// Which timer pair the unwrapped chain hangs from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,14 +153,19 @@ impl<'a> Slot<'a> {
 
     /// The entries `kept` holds, oldest first.
     pub fn entries(&self, kept: &Kept) -> impl DoubleEndedIterator<Item = Event> + '_ {
-        let ring = self.view.ring();
-        let (start, n) = (kept.start as usize, kept.len as usize);
-        let first = n.min(self.cap as usize - start);
-        let head =
-            ring[start * EVENT_BYTES..(start + first) * EVENT_BYTES].chunks_exact(EVENT_BYTES);
-        let tail = ring[..(n - first) * EVENT_BYTES].chunks_exact(EVENT_BYTES);
-        head.chain(tail)
-            .map(|b| Event::from_bytes(b.try_into().expect("8 bytes")))
+        let (start, mask) = (kept.start, self.cap - 1);
+        (0..kept.len).map(move |i| self.event((start + i) & mask))
+    }
+
+    /// The stamp of the entry at position `i` of `kept` (0: the oldest),
+    /// if the warp stamps its events and that entry is an event.
+    pub fn stamp(&self, kept: &Kept, i: u32) -> Option<u16> {
+        self.view.stamp((kept.start + i) & (self.cap - 1))
+    }
+
+    /// Whether the warp stamps its events (`KTRACE_ANCHORS_STAMP`).
+    pub fn stamps(&self) -> bool {
+        self.view.stamps()
     }
 
     /// What `e`, an entry of this slot, is.

@@ -44,7 +44,7 @@ impl SmPoints {
             }
             let slot = Slot::new(buffer.slot(slot));
             let kept = slot.kept();
-            let (mut own, _, _) = anchor_points(&slot, &kept, None);
+            let (mut own, _, _) = anchor_points(&slot, &kept, None, reference);
             check_points(&mut own, reference, |_, _| {});
             points.extend(own.into_iter().map(|(_, p)| p));
         }

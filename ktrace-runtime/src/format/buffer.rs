@@ -107,7 +107,9 @@ impl<'a> LaunchBuffer<'a> {
             ring,
             cap: self.shape.cap(),
             layout_version: self.layout_version,
+            stamps: false,
         }
+        .stamped()
     }
 
     /// Every slot, in slot order.
@@ -136,9 +138,33 @@ pub struct SlotView<'a> {
     ring: &'a [u8],
     cap: u32,
     layout_version: u32,
+    stamps: bool,
 }
 
 impl<'a> SlotView<'a> {
+    fn stamped(mut self) -> Self {
+        self.stamps = self.layout_version >= 6 && self.meta.stamps_events();
+        self
+    }
+
+    /// Whether the slot's warp stamped its events with `%globaltimer` bits
+    /// (layout version 6, `KTRACE_ANCHORS_STAMP`): [`entry`](Self::entry)
+    /// then gives each event without its stamp, [`stamp`](Self::stamp) the
+    /// stamp.
+    pub fn stamps(&self) -> bool {
+        self.stamps
+    }
+
+    /// The stamp of the entry at ring index `index`, if the slot's warp
+    /// stamps its events and the entry is an event (a value carries none).
+    pub fn stamp(&self, index: u32) -> Option<u16> {
+        if !self.stamps {
+            return None;
+        }
+        let raw = self.raw_entry(index);
+        matches!(self.kind_of(&raw.without_stamp()), EntryKind::Event(_)).then(|| raw.stamp())
+    }
+
     /// The slot's index in the buffer.
     pub fn index(&self) -> u64 {
         self.index
@@ -159,8 +185,18 @@ impl<'a> SlotView<'a> {
         self.ring
     }
 
-    /// The raw entry at ring index `index` (below the cap).
+    /// The entry at ring index `index` (below the cap), as stored, less
+    /// its stamp when the warp stamps its events.
     pub fn entry(&self, index: u32) -> Event {
+        let e = self.raw_entry(index);
+        if self.stamps {
+            e.without_stamp()
+        } else {
+            e
+        }
+    }
+
+    fn raw_entry(&self, index: u32) -> Event {
         let off = index as usize * EVENT_BYTES;
         Event::from_bytes(
             self.ring[off..off + EVENT_BYTES]

@@ -12,7 +12,7 @@
 use std::mem::{offset_of, size_of};
 
 /// `KTRACE_LAYOUT_VERSION`: bumped whenever the layout changes meaning.
-pub const LAYOUT_VERSION: u32 = 5;
+pub const LAYOUT_VERSION: u32 = 6;
 /// The oldest layout version this build decodes: version 1 buffers have no
 /// time anchors and are decoded with the two-point time model.
 pub const OLDEST_LAYOUT_VERSION: u32 = 1;
@@ -43,6 +43,21 @@ pub const OPEN_MAGIC: u32 = 0x4f52_544b;
 /// anchors of its own; its clock maps to time through the anchors of the
 /// launch's other warps on the same SM.
 pub const OPEN_SHARED_MAGIC: u32 = 0x5352_544b;
+/// `KTRACE_OPEN_STAMP_MAGIC` ("KTRT", layout version 6): written to
+/// `open_magic` instead of [`OPEN_MAGIC`] by a warp built with
+/// `KTRACE_ANCHORS_STAMP`. It records no anchor entries: each of its events
+/// carries bits [`STAMP_LOW_BIT`].. of `%globaltimer` in the top
+/// [`STAMP_BITS`] bits of its `type` field ([`Event::stamp`]).
+pub const OPEN_STAMP_MAGIC: u32 = 0x5452_544b;
+/// `KTRACE_STAMP_LOW_BIT`: the lowest `%globaltimer` bit an event's stamp
+/// holds (the timer moves in 32 ns steps on Hopper).
+pub const STAMP_LOW_BIT: u32 = 5;
+/// `KTRACE_STAMP_BITS`: the stamp's width; it wraps every
+/// 2^([`STAMP_LOW_BIT`] + `STAMP_BITS`) ns (262 us).
+pub const STAMP_BITS: u32 = 13;
+/// `KTRACE_STAMP_TYPE_BITS`: the low bits of a stamped event's `type`
+/// field that hold its type.
+pub const STAMP_TYPE_BITS: u32 = 3;
 /// `KTRACE_FLUSH_MAGIC` ("KTRF"): written to `flush_magic` when a warp flushes.
 pub const FLUSH_MAGIC: u32 = 0x4652_544b;
 
@@ -65,8 +80,8 @@ pub const WARP_SIZE: u32 = 32;
 /// Per-slot metadata (`ktrace_slot_meta`), 64 bytes.
 ///
 /// The first 32 bytes are written when the warp opens its context, the last
-/// 32 when it flushes. A slot whose `open_magic` is neither [`OPEN_MAGIC`]
-/// nor [`OPEN_SHARED_MAGIC`] was never opened; one without [`FLUSH_MAGIC`] was opened but never flushed.
+/// 32 when it flushes. A slot whose `open_magic` is none of [`OPEN_MAGIC`],
+/// [`OPEN_SHARED_MAGIC`] and [`OPEN_STAMP_MAGIC`] was never opened; one without [`FLUSH_MAGIC`] was opened but never flushed.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SlotMeta {
@@ -177,7 +192,15 @@ impl SlotMeta {
 
     /// Whether the warp opened this slot.
     pub fn is_opened(&self) -> bool {
-        self.open_magic == OPEN_MAGIC || self.open_magic == OPEN_SHARED_MAGIC
+        self.open_magic == OPEN_MAGIC
+            || self.open_magic == OPEN_SHARED_MAGIC
+            || self.open_magic == OPEN_STAMP_MAGIC
+    }
+
+    /// Whether the warp stamped every event with `%globaltimer` bits
+    /// ([`OPEN_STAMP_MAGIC`]) instead of recording anchor entries.
+    pub fn stamps_events(&self) -> bool {
+        self.open_magic == OPEN_STAMP_MAGIC
     }
 
     /// Whether the warp opened this slot without time anchors of its own
@@ -261,6 +284,21 @@ impl Event {
             clock: u32_at(b, offset_of!(Event, clock)),
             region: u16_at(b, offset_of!(Event, region)),
             kind: u16_at(b, offset_of!(Event, kind)),
+        }
+    }
+
+    /// A stamped event's (layout version 6, [`OPEN_STAMP_MAGIC`]) stamp:
+    /// bits [`STAMP_LOW_BIT`].. of the `%globaltimer` read after its clock.
+    pub fn stamp(&self) -> u16 {
+        self.kind >> STAMP_TYPE_BITS
+    }
+
+    /// The event with its stamp taken out of the `type` field (for an
+    /// entry of a warp that stamps its events), leaving the type.
+    pub fn without_stamp(&self) -> Self {
+        Event {
+            kind: self.kind & ((1 << STAMP_TYPE_BITS) - 1),
+            ..*self
         }
     }
 

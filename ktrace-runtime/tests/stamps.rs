@@ -1,0 +1,133 @@
+//! Stamped events (layout version 6, `KTRACE_ANCHORS_STAMP`): every event
+//! carries bits 5..17 of its `%globaltimer`, and the decoder unwraps them
+//! into time points as dense as the default build's anchors.
+
+use ktrace_runtime::decode::{decode, DecodeOptions, DecodedLaunch};
+use ktrace_runtime::format::layout::EventKind;
+use ktrace_runtime::synth::{SynthLaunch, SynthWarp};
+
+fn decoded(l: &SynthLaunch) -> DecodedLaunch {
+    decode(l.buffer(), &DecodeOptions::default())
+}
+
+fn kinds(d: &DecodedLaunch) -> Vec<&'static str> {
+    d.diagnostics.items().iter().map(|d| d.kind()).collect()
+}
+
+/// Largest |decoded - true| time of the newest `n` events of `w`, in ps
+/// (`n` = all of them when the ring kept everything).
+fn worst_error_of_newest(d: &DecodedLaunch, w: &SynthWarp, n: usize) -> i64 {
+    let mut truth: Vec<u64> = w.events.iter().map(|e| e.0).collect();
+    truth.sort_unstable();
+    let truth = &truth[truth.len() - n..];
+    let dw = &d.warps[0];
+    assert_eq!(dw.events.len(), truth.len());
+    dw.events
+        .iter()
+        .zip(truth)
+        .map(|(e, &at)| {
+            let t = (w.init_gt + w.ns_at(at) - d.origin_globaltimer) as i64 * 1000;
+            (e.t_ps - t).abs()
+        })
+        .max()
+        .unwrap()
+}
+
+/// A warp at 2 GHz that slows to 1.6 GHz a third of the way in, with a
+/// mark every 1,000 cycles over 600,000 cycles.
+fn slowing_warp() -> SynthWarp {
+    let mut w = SynthWarp::new(0, 0).rate(1, 2).rate_from(200_000, 10, 16);
+    for i in 1..=600 {
+        w = w.mark(i * 1000, 0);
+    }
+    w
+}
+
+#[test]
+fn stamped_events_follow_a_clock_that_slows_as_closely_as_anchors() {
+    let w = slowing_warp().stamped();
+    let d = decoded(&SynthLaunch::all_traced(1, 32, 2048).with(w.clone()));
+    assert!(d.diagnostics.is_empty(), "{:?}", kinds(&d));
+    let stamped = worst_error_of_newest(&d, &w, 600);
+    let a = slowing_warp().anchors(2048);
+    let d = decoded(&SynthLaunch::all_traced(1, 32, 2048).with(a.clone()));
+    let anchored = worst_error_of_newest(&d, &a, 600);
+    // The stamp drops the timer's 5 low bits (the device's timer moves in
+    // 32 ns steps; this synthetic one in 1 ns steps): at most 31 ns more.
+    assert!(
+        stamped <= anchored + 32_000,
+        "stamped {stamped} ps, anchored {anchored} ps"
+    );
+    // Between points 2,048 cycles apart the map bends from the truth only
+    // over the rate change: 1 us at 0.125 ns per cycle of period change.
+    assert!(stamped < 200_000, "{stamped} ps");
+}
+
+#[test]
+fn kinds_and_regions_lose_their_stamps() {
+    let mut w = SynthWarp::new(0, 0).stamped();
+    for i in 0..50u64 {
+        w = w.span(1000 + i * 3000, 2000 + i * 3000, (i % 3) as u16);
+    }
+    w = w.mark(200_000, 7).flush_at(200_100);
+    let d = decoded(&SynthLaunch::all_traced(1, 32, 256).with(w.clone()));
+    assert!(d.diagnostics.is_empty(), "{:?}", kinds(&d));
+    let warp = &d.warps[0];
+    assert_eq!(warp.spans.len(), 50);
+    assert_eq!(warp.marks().count(), 1);
+    for (i, s) in warp.spans.iter().enumerate() {
+        assert_eq!(s.region, (i % 3) as u16);
+        // 1,000 cycles at 2 GHz, through points whose readings lost their
+        // 5 low bits (as the device's timer, which moves in 32 ns steps).
+        assert!(s.dur_ps().abs_diff(500_000) < 32_000, "{}", s.dur_ps());
+    }
+    assert!(worst_error_of_newest(&d, &w, 101) < 32_000);
+}
+
+#[test]
+fn gaps_longer_than_the_stamp_period_unwrap_through_the_clock() {
+    // Events 300 us apart (more than the stamp's 262 us period), at 2 GHz
+    // and then 1.6 GHz: the clock says which turn each stamp is in, and
+    // only the stamps say where the rate changed.
+    let mut w = SynthWarp::new(0, 0)
+        .stamped()
+        .rate(1, 2)
+        .rate_from(6_000_000, 10, 16);
+    for i in 0..20u64 {
+        w = w.mark(1000 + i * 600_000, 1);
+    }
+    let d = decoded(&SynthLaunch::all_traced(1, 32, 64).with(w.clone()));
+    assert!(d.diagnostics.is_empty(), "{:?}", kinds(&d));
+    assert!(worst_error_of_newest(&d, &w, 20) < 32_000);
+}
+
+#[test]
+fn an_overwritten_ring_unwraps_back_from_the_flush() {
+    // 600 events in a ring of 128: the 128 newest, whose chain hangs from
+    // the flush pair, 600,000 cycles (300 us) after the open.
+    let w = slowing_warp().stamped();
+    let d = decoded(&SynthLaunch::all_traced(1, 32, 128).with(w.clone()));
+    assert!(worst_error_of_newest(&d, &w, 128) < 32_000);
+    assert!(d.warps[0].dropped > 0);
+}
+
+#[test]
+fn a_warp_that_never_flushed_keeps_its_stamped_times() {
+    let w = slowing_warp().stamped().never_flushed();
+    let d = decoded(&SynthLaunch::all_traced(1, 32, 2048).with(w.clone()));
+    assert!(worst_error_of_newest(&d, &w, 600) < 200_000);
+}
+
+#[test]
+fn values_follow_stamped_events() {
+    let w = SynthWarp::new(0, 0)
+        .stamped()
+        .event_value(1000, 2, EventKind::Begin, 77)
+        .event_value(5000, 2, EventKind::End, 78)
+        .flush_at(6000);
+    let d = decoded(&SynthLaunch::all_traced(1, 32, 64).with(w.clone()));
+    assert!(d.diagnostics.is_empty(), "{:?}", kinds(&d));
+    let s = &d.warps[0].spans[0];
+    assert_eq!((s.region, s.value()), (2, Some(77)));
+    assert!(s.dur_ps().abs_diff(2_000_000) < 32_000, "{}", s.dur_ps());
+}
