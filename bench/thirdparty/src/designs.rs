@@ -1,0 +1,36 @@
+// The kernels and the designs (builds) of tp_bench, in one place: included
+// by build.rs, which builds every kernel once per design that is on
+// (`Build::variant`, module `KERNEL_DESIGN`), and by src/main.rs, which
+// times and decodes them. Turning a design on or off is its one line below.
+
+/// A kernel: `(name, source)`. The name is what the tables print and what
+/// FILTER matches; the source is compiled once per design that is on.
+pub type Kernel = (&'static str, &'static str);
+
+/// A design: `(name, on, macros)`, each macro `(name, value)` an nvcc `-D`
+/// of the design's builds (traced and untraced).
+pub type Design = (&'static str, bool, &'static [(&'static str, &'static str)]);
+
+pub const KERNELS: &[Kernel] = &[
+    // siboehm/SGEMM_CUDA sgemmWarptiling<128,128,16,64,64,4,8,4,128>, fp32 4096^3.
+    ("sgemm", "kernels/sgemm_warptiling.cu"),
+    // pranjalssh/fast.cu matmulKernel12<128,256,64,384,3,128,2,1>, bf16 8192^3.
+    ("fastcu", "kernels/fastcu_matmul12.cu"),
+];
+
+pub const DESIGNS: &[Design] = &[
+    // The default recorder (store) with time anchors by the clock.
+    ("default", true, &[]),
+    // Time anchors by the event count.
+    ("count", true, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")]),
+    // No time anchors.
+    ("noanchor", true, &[("KTRACE_ANCHOR_CYCLES", "0")]),
+    // Time stamps in the events (being added to ktrace's headers).
+    ("stamp", true, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_STAMP")]),
+];
+
+/// The module of `kernel` built as `design`: `sgemm_default`, the constant
+/// `kernels::SGEMM_DEFAULT`.
+pub fn module_name(kernel: &str, design: &str) -> String {
+    format!("{kernel}_{design}")
+}
