@@ -259,6 +259,13 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
             max_event: 10,
             stores: 1,
         },
+        // Stamped events: no anchor test, a second timer read and the
+        // stamp's shift, mask and OR instead.
+        Design {
+            name: "store_stamp",
+            max_event: 11,
+            stores: 1,
+        },
         Design {
             name: "ring",
             max_event: 10,
