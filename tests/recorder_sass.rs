@@ -259,11 +259,11 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
             max_event: 10,
             stores: 1,
         },
-        // Stamped events: no anchor test, a second timer read and the
-        // stamp's shift, mask and OR instead.
+        // Stamped events: no anchor test; a second timer read, and the
+        // stamp's mask and multiply-add into the tag, instead.
         Design {
             name: "store_stamp",
-            max_event: 11,
+            max_event: 10,
             stores: 1,
         },
         Design {

@@ -33,13 +33,15 @@
 // With KTRACE_ANCHORS_STAMP no anchor is ever due: each event reads
 // %globaltimer's low word after its clock and stores its bits 5..17 (32 ns
 // steps, 262 us around) in the tag's top 13 bits (layout version 6). %1 is
-// written nowhere and read nowhere, so no register holds it. %5 masks the
-// timer's bits to the tag's top bits, %6 is the shift that puts them there.
-#define KTRACE_STAMP_FIELD_MASK_ (((1u << KTRACE_STAMP_BITS) - 1u) << (32u - KTRACE_STAMP_BITS))
+// written nowhere and read nowhere, so no register holds it. %5 keeps the
+// timer's stamp bits where they are, and %6 multiplies them up to the tag's
+// top bits while the tag (below them) is added: two instructions (an AND
+// and an IMAD) where a shift, a mask and an OR take three.
+#define KTRACE_STAMP_TIMER_MASK_ (((1u << KTRACE_STAMP_BITS) - 1u) << KTRACE_STAMP_LOW_BIT)
 #define KTRACE_GLOBAL_OUTPUTS_ "+r"(cnt_), "=r"(anchor_clk_)
 #define KTRACE_GLOBAL_INPUTS_(tag) \
-  "r"(mask_), "l"(base_), "r"(tag), "n"(KTRACE_STAMP_FIELD_MASK_),              \
-      "n"(32u - KTRACE_STAMP_BITS - KTRACE_STAMP_LOW_BIT), "r"(skip_)
+  "r"(mask_), "l"(base_), "r"(tag), "n"(KTRACE_STAMP_TIMER_MASK_),              \
+      "n"(1u << (32u - KTRACE_STAMP_BITS - KTRACE_STAMP_LOW_BIT)), "r"(skip_)
 #elif KTRACE_ANCHORS == KTRACE_ANCHORS_COUNT && KTRACE_ANCHOR_CYCLES
 // With KTRACE_ANCHORS_COUNT the anchor is due by the event count, not the
 // clock: %1 is written on the anchor's path only and read nowhere, so no
@@ -86,9 +88,8 @@
 #define KTRACE_GLOBAL_STAMP_ \
   "mov.u32 clk, %%clock;\n\t" \
   "mov.u32 glo, %%globaltimer_lo;\n\t" \
-  "shl.b32 glo, glo, %6;\n\t" \
   "and.b32 glo, glo, %5;\n\t" \
-  "or.b32 glo, glo, %4;\n\t"
+  "mad.lo.u32 glo, glo, %6, %4;\n\t"
 #define KTRACE_GLOBAL_EVENT_(AFTER) \
   KTRACE_GLOBAL_STAMP_ \
   KTRACE_GLOBAL_STORE_("clk", "glo")
