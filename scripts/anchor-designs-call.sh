@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# One device call comparing the default recorder's anchor designs: the
+# shared-memory alignment check, the dvfs truth with anchors and with
+# stamped events (KTRACE_ANCHORS_STAMP), the two public kernels of
+# bench/thirdparty in every design, and the recorder microbenchmark's
+# store builds; optionally Proton's per-record figures beside them.
+# Expects release binaries in .device/bin (smem_align, dvfs,
+# recorder_bench from `cargo build --release --examples`; tp_bench from
+# bench/thirdparty) and writes $OUT/log.txt, plus the stamped dvfs capture
+# and its truth.
+# Environment: TP_ROUNDS (default 100), RB_REPS (default 40), TP_FILTER,
+# NO_PROTON=1 to skip Proton (which needs ../shared/anchors or
+# .device/proton_overhead.py).
+B=.device/bin
+cd "$(dirname "$0")/.." || exit 1
+chmod +x $B/* 2>/dev/null
+OUT="${OUT:-$PWD/gpu-out}"
+mkdir -p "$OUT"
+log=$OUT/log.txt
+W=$(mktemp -d)
+R=$PWD
+step() { echo; echo "=== $* ($(date +%T))"; }
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+  step smem_align; (cd "$W" && KTRACE=1 "$R/$B/smem_align"); echo "exit $?"
+  step "dvfs default"; (cd "$W" && KTRACE=1 KTRACE_CAPTURE=dvfs.ktrace "$R/$B/dvfs" 2>&1 | grep -v "warning: block\|more warnings"); echo "exit $?"
+  step "dvfs --stamp"; (cd "$W" && KTRACE=1 KTRACE_CAPTURE=dvfs_stamp.ktrace "$R/$B/dvfs" --stamp 2>&1 | grep -v "warning: block\|more warnings"); echo "exit $?"
+  cp "$W/dvfs_stamp.ktrace" "$OUT/" 2>/dev/null; cp "$W/dvfs_truth.bin" "$OUT/dvfs_stamp_truth.bin" 2>/dev/null
+  if [ -x $B/tp_bench ]; then
+    step "tp_bench ${TP_ROUNDS:-100} 2"; $B/tp_bench "${TP_ROUNDS:-100}" 2 ${TP_FILTER:-}
+  fi
+  step "recorder_bench"; KTRACE_BENCH_DESIGNS=store,storena,storest $B/recorder_bench "${RB_REPS:-40}"
+  proton=.device/proton_overhead.py
+  [ -f "$proton" ] || proton=../shared/anchors/proton_overhead.py
+  if [ -z "${NO_PROTON:-}" ] && [ -f "$proton" ]; then
+    step "proton (recorder part)"; (cd "$W" && OUT="$W/proton" PYTHONUNBUFFERED=1 E2E_REPS=0 timeout 150 python3 "$R/$proton" 2>&1 | tail -40)
+  fi
+  step done
+} > "$log" 2>&1
+exit 0
