@@ -98,7 +98,7 @@ impl<'a> Slot<'a> {
             }
         } else {
             let mut k = 0;
-            while k < cap && self.event(k) != Event::default() {
+            while k < cap && self.view.is_written(k) {
                 k += 1;
             }
             if k == cap {

@@ -196,6 +196,12 @@ impl<'a> SlotView<'a> {
         }
     }
 
+    /// Whether the entry at ring index `index` was written: not all zero
+    /// as stored (a stamp counts).
+    pub fn is_written(&self, index: u32) -> bool {
+        self.raw_entry(index) != Event::default()
+    }
+
     fn raw_entry(&self, index: u32) -> Event {
         let off = index as usize * EVENT_BYTES;
         Event::from_bytes(
