@@ -3,7 +3,8 @@
 # (scripts/setup-cuda.sh), then checks formatting, lints (also of
 # ktrace-runtime without its cuda feature), the API docs (rustdoc with
 # -D warnings), that the CLI and the fuzz targets
-# do not pull in cudarc, runs every test, and checks the Perfetto export
+# do not pull in cudarc, runs every test (and builds and tests the
+# third-party bench crate, bench/thirdparty), and checks the Perfetto export
 # against the Chrome export with Perfetto's own schema (a Python venv in
 # .venv-check/), and that `ktrace report` pages draw in headless Chromium
 # (Debian's chromium package, installed when missing).
@@ -60,6 +61,12 @@ else
 fi
 echo "== cargo test"
 cargo test --workspace --all-features
+echo "== bench/thirdparty (a crate of its own, built as a user builds it)"
+tp=bench/thirdparty/Cargo.toml
+cargo fmt --manifest-path "$tp" -- --check
+cargo clippy --manifest-path "$tp" --all-targets -- -D warnings
+cargo test --manifest-path "$tp"
+cargo run --quiet --manifest-path "$tp" -- ptxas >/dev/null
 echo "== .pftrace against the Chrome trace, decoded with Perfetto's own schema"
 # A venv with the PyPI perfetto package (its perfetto_trace_pb2) and
 # protobuf, created once in the git-ignored .venv-check/ and reused.
