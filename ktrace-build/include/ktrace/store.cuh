@@ -84,19 +84,24 @@
   "mad.wide.u32 addr, idx, 8, %3;\n\t" \
   "st.global.cs.v2.u32 [addr], {" A ", " B "};\n\t" \
   "add.u32 %0, %0, 1;\n\t"
+// The event's clock read and the tag it stores beside it: with
+// KTRACE_ANCHORS_STAMP the clock, then %globaltimer's low word, whose stamp
+// bits go into the tag (`glo`); otherwise the clock and the tag as given.
 #if KTRACE_ANCHORS == KTRACE_ANCHORS_STAMP
-#define KTRACE_GLOBAL_STAMP_ \
+#define KTRACE_GLOBAL_CLOCK_ \
   "mov.u32 clk, %%clock;\n\t" \
   "mov.u32 glo, %%globaltimer_lo;\n\t" \
   "and.b32 glo, glo, %5;\n\t" \
   "mad.lo.u32 glo, glo, %6, %4;\n\t"
+#define KTRACE_GLOBAL_TAG_ "glo"
+#else
+#define KTRACE_GLOBAL_CLOCK_ "mov.u32 clk, %%clock;\n\t"
+#define KTRACE_GLOBAL_TAG_ "%4"
+#endif
+#if KTRACE_ANCHOR_CYCLES && KTRACE_ANCHORS != KTRACE_ANCHORS_STAMP
 #define KTRACE_GLOBAL_EVENT_(AFTER) \
-  KTRACE_GLOBAL_STAMP_ \
-  KTRACE_GLOBAL_STORE_("clk", "glo")
-#elif KTRACE_ANCHOR_CYCLES
-#define KTRACE_GLOBAL_EVENT_(AFTER) \
-  "mov.u32 clk, %%clock;\n\t" \
-  KTRACE_GLOBAL_STORE_("clk", "%4") \
+  KTRACE_GLOBAL_CLOCK_ \
+  KTRACE_GLOBAL_STORE_("clk", KTRACE_GLOBAL_TAG_) \
   KTRACE_GLOBAL_DUE_(AFTER) \
   "mov.u64 gt, %%globaltimer;\n\t" \
   "mov.b64 {glo, ghi}, gt;\n\t" \
@@ -106,8 +111,8 @@
   "mov.u32 %1, clk;\n"
 #else
 #define KTRACE_GLOBAL_EVENT_(AFTER) \
-  "mov.u32 clk, %%clock;\n\t" \
-  KTRACE_GLOBAL_STORE_("clk", "%4")
+  KTRACE_GLOBAL_CLOCK_ \
+  KTRACE_GLOBAL_STORE_("clk", KTRACE_GLOBAL_TAG_)
 #endif
 // The event of record_value(): the value entry's address is computed
 // before the event's store, so that ptxas does not put it in the
@@ -118,24 +123,14 @@
 #define KTRACE_GLOBAL_VADDR_ \
   "and.b32 idx, %0, %2;\n\t" \
   "mad.wide.u32 vaddr, idx, 8, %3;\n\t"
-#if KTRACE_ANCHORS == KTRACE_ANCHORS_STAMP
 #define KTRACE_GLOBAL_EVENT_V_(AFTER) \
-  KTRACE_GLOBAL_STAMP_ \
+  KTRACE_GLOBAL_CLOCK_ \
   "and.b32 idx, %0, %2;\n\t" \
   "mad.wide.u32 addr, idx, 8, %3;\n\t" \
   "add.u32 %0, %0, 1;\n\t" \
   KTRACE_GLOBAL_VADDR_ \
-  "st.global.cs.v2.u32 [addr], {clk, glo};\n\t"
-#else
-#define KTRACE_GLOBAL_EVENT_V_(AFTER) \
-  "mov.u32 clk, %%clock;\n\t" \
-  "and.b32 idx, %0, %2;\n\t" \
-  "mad.wide.u32 addr, idx, 8, %3;\n\t" \
-  "add.u32 %0, %0, 1;\n\t" \
-  KTRACE_GLOBAL_VADDR_ \
-  "st.global.cs.v2.u32 [addr], {clk, %4};\n\t" \
+  "st.global.cs.v2.u32 [addr], {clk, " KTRACE_GLOBAL_TAG_ "};\n\t" \
   KTRACE_GLOBAL_ANCHOR_V_(AFTER)
-#endif
 #if KTRACE_ANCHOR_CYCLES && KTRACE_ANCHORS != KTRACE_ANCHORS_STAMP
 #define KTRACE_GLOBAL_ANCHOR_V_(AFTER) \
   KTRACE_GLOBAL_DUE_V_(AFTER) \
