@@ -30,11 +30,10 @@ fn run(model: TimeModel) -> Comparison {
     c
 }
 
-#[test]
-fn anchors_keep_times_within_targets_under_load() {
-    let c = run(TimeModel::Anchors);
-    assert_eq!(c.warps, 66);
-    assert!(c.longest_warp_ns >= 10_000_000, "warps of 10 ms or more");
+/// The accuracy targets of docs/accuracy.md: event times p99 ≤ 64 ns and
+/// max ≤ 128 ns, durations (against a truth that itself steps by 32 ns at
+/// each end) p99 ≤ 64 ns, regions of 32 µs or more within 0.2% at p99.
+fn assert_within_targets(c: &Comparison) {
     assert!(
         c.event_time.p99 <= 64.0,
         "event time p99 {}",
@@ -45,13 +44,20 @@ fn anchors_keep_times_within_targets_under_load() {
         "event time max {}",
         c.event_time.max
     );
-    // Durations against a truth that itself steps by 32 ns at each end.
     assert!(c.duration.p99 <= 64.0, "duration p99 {}", c.duration.p99);
     assert!(
         c.long_duration_rel_p99 <= 2e-3,
         "regions of 32 us or more: relative error p99 {}",
         c.long_duration_rel_p99
     );
+}
+
+#[test]
+fn anchors_keep_times_within_targets_under_load() {
+    let c = run(TimeModel::Anchors);
+    assert_eq!(c.warps, 66);
+    assert!(c.longest_warp_ns >= 10_000_000, "warps of 10 ms or more");
+    assert_within_targets(&c);
 }
 
 #[test]
@@ -140,22 +146,7 @@ fn stamps_keep_times_within_targets_on_the_same_clock() {
         "{:?}",
         d.diagnostics.items()
     );
-    assert!(
-        c.event_time.p99 <= 64.0,
-        "event time p99 {}",
-        c.event_time.p99
-    );
-    assert!(
-        c.event_time.max <= 128.0,
-        "event time max {}",
-        c.event_time.max
-    );
-    assert!(c.duration.p99 <= 64.0, "duration p99 {}", c.duration.p99);
-    assert!(
-        c.long_duration_rel_p99 <= 2e-3,
-        "regions of 32 us or more: relative error p99 {}",
-        c.long_duration_rel_p99
-    );
+    assert_within_targets(&c);
     assert!(
         c.event_time.p99 <= anchored.event_time.p99 + 32.0,
         "stamped p99 {} against anchored {}",

@@ -2,6 +2,7 @@
 //! and fuzzers. Writes slots the way `ktrace.cuh` does, through the
 //! [`layout`](crate::format::layout) types (themselves checked against the C header).
 
+use crate::decode::TimedEvent;
 use crate::format::buffer::LaunchBuffer;
 use crate::format::capture::{Capture, LaunchCapture};
 use crate::format::layout::{
@@ -233,6 +234,28 @@ impl SynthWarp {
             }
             _ => at(cycles, self.ns, self.cycles),
         }
+    }
+
+    /// Largest |decoded − true| time, in ps, of `events`: a decoded trace of
+    /// this warp's newest `events.len()` events (all of them when the ring
+    /// kept everything), timed from `origin_ns`, the launch's origin
+    /// globaltimer.
+    ///
+    /// # Panics
+    /// When `events` is empty or longer than the warp's events.
+    pub fn worst_error_ps(&self, origin_ns: u64, events: &[TimedEvent]) -> i64 {
+        let mut truth: Vec<u64> = self.events.iter().map(|e| e.0).collect();
+        truth.sort_unstable();
+        let newest = &truth[truth.len() - events.len()..];
+        events
+            .iter()
+            .zip(newest)
+            .map(|(e, &at)| {
+                let t = (self.init_gt + self.ns_at(at) - origin_ns) as i64 * 1000;
+                (e.t_ps - t).abs()
+            })
+            .max()
+            .expect("at least one event")
     }
 
     /// The ring entries the device writes: events, time anchors after the

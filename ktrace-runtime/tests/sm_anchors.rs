@@ -10,18 +10,8 @@ use ktrace_runtime::synth::{SynthLaunch, SynthWarp};
 
 /// Largest |decoded - true| time of `dw`'s events against `w`'s, in ps.
 fn worst_error(d: &DecodedLaunch, dw: &WarpTrace, w: &SynthWarp) -> i64 {
-    let mut truth: Vec<u64> = w.events.iter().map(|e| e.0).collect();
-    truth.sort_unstable();
-    assert_eq!(dw.events.len(), truth.len());
-    dw.events
-        .iter()
-        .zip(truth)
-        .map(|(e, at)| {
-            let t = (w.init_gt + w.ns_at(at) - d.origin_globaltimer) as i64 * 1000;
-            (e.t_ps - t).abs()
-        })
-        .max()
-        .unwrap()
+    assert_eq!(dw.events.len(), w.events.len());
+    w.worst_error_ps(d.origin_globaltimer, &dw.events)
 }
 
 /// The anchor warp of block 0 on SM 7: 2 GHz, slowing to 1.6 GHz 200,000

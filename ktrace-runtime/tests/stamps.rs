@@ -17,20 +17,9 @@ fn kinds(d: &DecodedLaunch) -> Vec<&'static str> {
 /// Largest |decoded - true| time of the newest `n` events of `w`, in ps
 /// (`n` = all of them when the ring kept everything).
 fn worst_error_of_newest(d: &DecodedLaunch, w: &SynthWarp, n: usize) -> i64 {
-    let mut truth: Vec<u64> = w.events.iter().map(|e| e.0).collect();
-    truth.sort_unstable();
-    let truth = &truth[truth.len() - n..];
     let dw = &d.warps[0];
-    assert_eq!(dw.events.len(), truth.len());
-    dw.events
-        .iter()
-        .zip(truth)
-        .map(|(e, &at)| {
-            let t = (w.init_gt + w.ns_at(at) - d.origin_globaltimer) as i64 * 1000;
-            (e.t_ps - t).abs()
-        })
-        .max()
-        .unwrap()
+    assert_eq!(dw.events.len(), n);
+    w.worst_error_ps(d.origin_globaltimer, &dw.events)
 }
 
 /// A warp at 2 GHz that slows to 1.6 GHz a third of the way in, with a

@@ -21,19 +21,9 @@ fn kinds(d: &DecodedLaunch) -> Vec<&'static str> {
 
 /// Largest |decoded - true| time of `w`'s events, in ps.
 fn worst_error(d: &DecodedLaunch, w: &SynthWarp) -> i64 {
-    let mut truth: Vec<u64> = w.events.iter().map(|e| e.0).collect();
-    truth.sort_unstable();
     let dw = &d.warps[0];
-    assert_eq!(dw.events.len(), truth.len());
-    dw.events
-        .iter()
-        .zip(truth)
-        .map(|(e, at)| {
-            let t = (w.init_gt + w.ns_at(at) - d.origin_globaltimer) as i64 * 1000;
-            (e.t_ps - t).abs()
-        })
-        .max()
-        .unwrap()
+    assert_eq!(dw.events.len(), w.events.len());
+    w.worst_error_ps(d.origin_globaltimer, &dw.events)
 }
 
 /// A warp at 2 GHz that slows to 1.6 GHz a third of the way in, with a
