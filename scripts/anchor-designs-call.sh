@@ -5,10 +5,12 @@
 # bench/thirdparty in every design, and the recorder microbenchmark's
 # store builds; optionally Proton's per-record figures beside them.
 # Expects release binaries in .device/bin (smem_align, dvfs,
-# recorder_bench from `cargo build --release --examples`; tp_bench from
+# recorder_bench and, optionally, gemm from `cargo build --release
+# --examples`; tp_bench from
 # bench/thirdparty) and writes $OUT/log.txt, plus the stamped dvfs capture
 # and its truth.
-# Environment: TP_ROUNDS (default 100), RB_REPS (default 40), TP_FILTER,
+# Environment: TP_ROUNDS (default 100), RB_REPS (default 40), GEMM_REPS
+# (default 60), TP_FILTER,
 # NO_PROTON=1 to skip Proton (which needs ../shared/anchors or
 # .device/proton_overhead.py).
 B=.device/bin
@@ -28,6 +30,9 @@ step() { echo; echo "=== $* ($(date +%T))"; }
   cp "$W/dvfs_stamp.ktrace" "$OUT/" 2>/dev/null; cp "$W/dvfs_truth.bin" "$OUT/dvfs_stamp_truth.bin" 2>/dev/null
   if [ -x $B/tp_bench ]; then
     step "tp_bench ${TP_ROUNDS:-100} 2"; $B/tp_bench "${TP_ROUNDS:-100}" 2 ${TP_FILTER:-}
+  fi
+  if [ -x $B/gemm ]; then
+    step "gemm --bench ${GEMM_REPS:-60}"; $B/gemm --bench "${GEMM_REPS:-60}"
   fi
   step "recorder_bench"; KTRACE_BENCH_DESIGNS=store,storena,storest $B/recorder_bench "${RB_REPS:-40}"
   proton=.device/proton_overhead.py

@@ -120,3 +120,48 @@ fn values_follow_stamped_events() {
     assert_eq!((s.region, s.value()), (2, Some(77)));
     assert!(s.dur_ps().abs_diff(2_000_000) < 32_000, "{}", s.dur_ps());
 }
+
+/// A warp at 2 GHz for 10 ms (a mark every 10,000 cycles), then at 1 GHz:
+/// one mark after a gap of `gap_cycles`, `after` more marks 1,000 cycles
+/// apart, and the flush 1,000 cycles after the last.
+fn warp_with_a_slow_gap(gaps: &[u64], after: u64) -> SynthWarp {
+    let mut w = SynthWarp::new(0, 0)
+        .stamped()
+        .rate(1, 2)
+        .rate_from(20_000_000, 1, 1);
+    for i in 1..=2000u64 {
+        w = w.mark(i * 10_000, 0);
+    }
+    let mut at = 20_000_000;
+    for &gap in gaps {
+        at += gap;
+        w = w.mark(at, 1);
+        for _ in 0..after {
+            at += 1000;
+            w = w.mark(at, 2);
+        }
+    }
+    w.flush_at(at + 1000)
+}
+
+#[test]
+fn a_long_gap_at_a_slower_clock_takes_its_turn_from_the_flush() {
+    // 1 ms at 1 GHz that the warp's mean rate (1.9 GHz) would call 0.53
+    // ms: two stamp periods out. The events after the gap hang from the
+    // flush, the ones before from the open, exactly.
+    let w = warp_with_a_slow_gap(&[1_000_000], 50);
+    let d = decoded(&SynthLaunch::all_traced(1, 32, 4096).with(w.clone()));
+    assert!(d.diagnostics.is_empty(), "{:?}", kinds(&d));
+    assert!(worst_error_of_newest(&d, &w, 2051) < 32_000);
+}
+
+#[test]
+fn events_between_two_long_gaps_are_placed_between_their_neighbours() {
+    // Two 1 ms gaps at 1 GHz with 20 events between them: the middle run
+    // is placed by the clock between the run before the first gap and the
+    // run after the second, not extrapolated at the mean rate.
+    let w = warp_with_a_slow_gap(&[1_000_000, 1_000_000], 20);
+    let d = decoded(&SynthLaunch::all_traced(1, 32, 4096).with(w.clone()));
+    assert!(d.diagnostics.is_empty(), "{:?}", kinds(&d));
+    assert!(worst_error_of_newest(&d, &w, 2042) < 32_000);
+}

@@ -4,14 +4,22 @@
 //! `%globaltimer` read right after its `%clock`, so every event is its own
 //! time anchor and the ring holds no anchor entries.
 //!
-//! A stamp wraps every 2^18 ns (262 us). Each event's full timer reading is
-//! the value with its stamp nearest to the time the clock predicts from the
-//! event before it (at the device-wide rate, over a gap that is usually a
-//! few hundred cycles), and never after the warp's flush. The bits below
-//! the stamp are the open reading's: the timer moves in 32 ns steps, so they
-//! do not change. Of those readings, one per [`ANCHOR_CYCLES_DEFAULT`]
-//! cycles becomes a time point, as far apart as the default build's
-//! anchors, so that 32 ns steps do not make the rate between points noisy.
+//! A stamp wraps every 2^18 ns (262 us), so the decoder has to say which
+//! turn each stamp is in. It takes the warp's events as runs split at every
+//! gap that the device-wide rate puts at more than a quarter of that period
+//! ([`LONG_GAP_NS`]): over a shorter gap the clock may run at a third of
+//! that rate or faster and the reading nearest to its prediction is still
+//! the right one, so within a run each event's full reading follows from
+//! the one before. A run that starts at the open, or ends at the flush,
+//! hangs from that timer pair. A run between two long gaps is placed by
+//! the clock between the runs on either side that hang from a pair (the
+//! rate over the gaps is what the time between those runs says, not the
+//! device-wide one), or at the device-wide rate from the one side that
+//! has such a run. The bits below the stamp are the open reading's: the
+//! timer moves in 32 ns steps, so they do not change. Of those readings,
+//! one per [`ANCHOR_CYCLES_DEFAULT`] cycles becomes a time point, as far
+//! apart as the default build's anchors, so that 32 ns steps do not make
+//! the rate between points noisy.
 
 use super::calibrate::{ClockRatio, TimerPair, TimerPoint};
 use super::ring::{Kept, Slot};
@@ -20,82 +28,219 @@ use crate::format::layout::{ANCHOR_CYCLES_DEFAULT, STAMP_BITS, STAMP_LOW_BIT};
 /// Nanoseconds after which a stamp repeats.
 const PERIOD_NS: i128 = 1 << (STAMP_LOW_BIT + STAMP_BITS);
 
-/// The unwrapping of one warp's stamps, event by event, oldest first.
+/// A gap between events that the device-wide rate puts above this is long:
+/// the events after it start a new run.
+const LONG_GAP_NS: i128 = PERIOD_NS / 4;
+
+/// The full readings of one warp's stamped events, oldest first, handed out
+/// as the decoder walks the events again.
 pub(super) struct Stamps {
-    /// The latest event's (or the chain start's) clock and full timer.
-    last: TimerPoint,
-    /// The timer bits below the stamp.
-    low: u64,
-    /// The flush's timer reading, if the warp flushed: no event is later.
-    flush: Option<u64>,
+    /// `(clock, full reading)` of each stamped event, in walk order.
+    readings: Vec<TimerPoint>,
+    /// The next reading to hand out.
+    next: usize,
     /// The clock of the last event made a time point.
     taken: Option<i128>,
-    rate: ClockRatio,
+}
+
+/// One stamped event, or the open or flush pair (whose reading is known).
+#[derive(Clone, Copy)]
+struct Node {
+    clock: i128,
+    stamp: u16,
+    known: Option<u64>,
 }
 
 impl Stamps {
-    /// The unwrapping of `slot`'s stamps over the entries `kept` holds, at
-    /// the device-wide `rate`. A ring that kept everything starts from the
-    /// open pair; one that overwrote its oldest entries from its oldest
-    /// kept event, whose reading is unwrapped back from the flush pair.
+    /// The readings of `slot`'s stamps over the entries `kept` holds, at
+    /// the device-wide `rate`.
     pub fn new(slot: &Slot<'_>, kept: &Kept, rate: &ClockRatio) -> Self {
         let meta = &slot.meta;
-        let mut stamps = Stamps {
-            last: TimerPair::open(meta).into(),
-            low: meta.init_globaltimer & ((1 << STAMP_LOW_BIT) - 1),
-            flush: meta.is_flushed().then_some(meta.final_globaltimer),
-            taken: None,
-            rate: *rate,
+        let low = meta.init_globaltimer & ((1 << STAMP_LOW_BIT) - 1);
+        let pair = |p: TimerPair| {
+            let p = TimerPoint::from(p);
+            Node {
+                clock: p.clock,
+                stamp: 0,
+                known: Some(p.globaltimer),
+            }
         };
-        if !kept.starts_at_open() {
-            let mut stamped = Vec::new();
-            slot.walk(kept, |i, _, clock| {
-                if let Some(s) = slot.stamp(kept, i) {
-                    stamped.push((clock, s));
-                }
-                true
-            });
-            let mut next: TimerPoint = TimerPair::flush(meta).into();
-            for &(clock, s) in stamped.iter().rev() {
-                next = TimerPoint {
+        let mut nodes = Vec::with_capacity(kept.len as usize + 2);
+        let open = kept.starts_at_open();
+        if open {
+            nodes.push(pair(TimerPair::open(meta)));
+        }
+        slot.walk(kept, |i, _, clock| {
+            if let Some(stamp) = slot.stamp(kept, i) {
+                nodes.push(Node {
                     clock,
-                    globaltimer: stamps.nearest(&next, clock, s),
-                };
+                    stamp,
+                    known: None,
+                });
             }
-            stamps.last = next;
+            true
+        });
+        let events = nodes.len() - usize::from(open);
+        if meta.is_flushed() {
+            nodes.push(pair(TimerPair::flush(meta)));
         }
-        stamps
+        let fallback = TimerPoint::from(TimerPair::open(meta));
+        let readings = unwrap(&nodes, low, rate, fallback);
+        let first = usize::from(open);
+        Stamps {
+            readings: nodes[first..first + events]
+                .iter()
+                .zip(&readings[first..first + events])
+                .map(|(n, &globaltimer)| TimerPoint {
+                    clock: n.clock,
+                    globaltimer,
+                })
+                .collect(),
+            next: 0,
+            taken: None,
+        }
     }
 
-    /// The reading stamped `stamp` nearest to what the rate predicts at
-    /// `clock` from `from`.
-    fn nearest(&self, from: &TimerPoint, clock: i128, stamp: u16) -> u64 {
-        let predicted =
-            i128::from(from.globaltimer) + self.rate.cycles_to_ps(clock - from.clock) / 1000;
-        let base = i128::from((u64::from(stamp) << STAMP_LOW_BIT) | self.low);
-        let turns = (predicted - base + PERIOD_NS / 2).div_euclid(PERIOD_NS);
-        u64::try_from(base + turns * PERIOD_NS).unwrap_or(0)
-    }
-
-    /// The full reading of the event at `clock` stamped `stamp` (the next
-    /// event of the walk), and the time point it gives when it is
-    /// [`ANCHOR_CYCLES_DEFAULT`] cycles or more after the last one (the
-    /// first always is).
-    pub fn point(&mut self, clock: i128, stamp: u16) -> Option<TimerPoint> {
-        let mut globaltimer = self.nearest(&self.last, clock, stamp);
-        if let Some(flush) = self.flush {
-            let period = PERIOD_NS as u64;
-            while globaltimer > flush && globaltimer - period >= self.last.globaltimer {
-                globaltimer -= period;
-            }
-        }
-        self.last = TimerPoint { clock, globaltimer };
+    /// The full reading of the next stamped event of the walk, at `clock`,
+    /// and the time point it gives when it is [`ANCHOR_CYCLES_DEFAULT`]
+    /// cycles or more after the last one (the first always is).
+    pub fn point(&mut self, clock: i128, _stamp: u16) -> Option<TimerPoint> {
+        let p = *self.readings.get(self.next)?;
+        self.next += 1;
+        debug_assert_eq!(p.clock, clock, "the walks disagree");
         let due = self
             .taken
             .map_or(true, |t| clock - t >= i128::from(ANCHOR_CYCLES_DEFAULT));
         due.then(|| {
             self.taken = Some(clock);
-            self.last
+            p
         })
     }
+}
+
+/// The reading stamped `stamp` (above the timer's `low` bits) nearest to
+/// `predicted`.
+fn nearest(predicted: i128, stamp: u16, low: u64) -> u64 {
+    let base = i128::from((u64::from(stamp) << STAMP_LOW_BIT) | low);
+    let turns = (predicted - base + PERIOD_NS / 2).div_euclid(PERIOD_NS);
+    u64::try_from(base + turns * PERIOD_NS).unwrap_or(0)
+}
+
+/// The full reading of every node. The nodes are split into runs at long
+/// gaps; a run holding a known pair is chained from it (forwards from the
+/// open, backwards from the flush). Each other run's first reading is
+/// predicted at `rate` from the run before it (forwards, through the runs
+/// so placed) and from the run after it (backwards): where the two agree,
+/// or only one exists, that is its reading; where they disagree (the clock
+/// ran at another rate over a gap), the run is placed by the clock between
+/// the nearest runs on either side already placed. Without any known pair
+/// the chain starts from `fallback`.
+fn unwrap(nodes: &[Node], low: u64, rate: &ClockRatio, fallback: TimerPoint) -> Vec<u64> {
+    let ns = |cycles: i128| rate.cycles_to_ps(cycles) / 1000;
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    for i in 1..=nodes.len() {
+        if i == nodes.len() || ns(nodes[i].clock - nodes[i - 1].clock) > LONG_GAP_NS {
+            runs.push((start, i));
+            start = i;
+        }
+    }
+    // The readings of a run chained from its node `from`, whose reading is
+    // `at`: the nodes after it forwards, the ones before it backwards.
+    let chain = |(a, b): (usize, usize), from: usize, at: u64| -> Vec<u64> {
+        let mut r = vec![0u64; b - a];
+        r[from - a] = at;
+        for i in from + 1..b {
+            let prev = i128::from(r[i - 1 - a]);
+            r[i - a] = nodes[i].known.unwrap_or_else(|| {
+                nearest(prev + ns(nodes[i].clock - nodes[i - 1].clock), nodes[i].stamp, low)
+            });
+        }
+        for i in (a..from).rev() {
+            let next = i128::from(r[i + 1 - a]);
+            r[i - a] = nodes[i].known.unwrap_or_else(|| {
+                nearest(next - ns(nodes[i + 1].clock - nodes[i].clock), nodes[i].stamp, low)
+            });
+        }
+        r
+    };
+    let mut placed: Vec<Option<Vec<u64>>> = runs
+        .iter()
+        .map(|&(a, b)| {
+            let k = (a..b).find(|&i| nodes[i].known.is_some())?;
+            Some(chain((a, b), k, nodes[k].known?))
+        })
+        .collect();
+    let first_reading = |placed: &Vec<Option<Vec<u64>>>, q: usize| placed[q].as_ref().map(|r| r[0]);
+    let last_reading = |placed: &Vec<Option<Vec<u64>>>, q: usize| {
+        placed[q].as_ref().and_then(|r| r.last().copied())
+    };
+    // The first reading each unplaced run gets from the run before it,
+    // through the runs so chained.
+    let mut forwards: Vec<Option<u64>> = vec![None; runs.len()];
+    let mut carried: Option<(i128, u64)> = None;
+    for (r, &(a, b)) in runs.iter().enumerate() {
+        if let Some(last) = last_reading(&placed, r) {
+            carried = Some((nodes[b - 1].clock, last));
+            continue;
+        }
+        if let Some((c, t)) = carried {
+            let first = nearest(i128::from(t) + ns(nodes[a].clock - c), nodes[a].stamp, low);
+            let run = chain((a, b), a, first);
+            carried = Some((nodes[b - 1].clock, *run.last().unwrap_or(&first)));
+            forwards[r] = Some(first);
+        }
+    }
+    let mut backwards: Vec<Option<u64>> = vec![None; runs.len()];
+    let mut carried: Option<(i128, u64)> = None;
+    for (r, &(a, b)) in runs.iter().enumerate().rev() {
+        if let Some(first) = first_reading(&placed, r) {
+            carried = Some((nodes[a].clock, first));
+            continue;
+        }
+        if let Some((c, t)) = carried {
+            let last = nearest(i128::from(t) - ns(c - nodes[b - 1].clock), nodes[b - 1].stamp, low);
+            let run = chain((a, b), b - 1, last);
+            carried = Some((nodes[a].clock, run[0]));
+            backwards[r] = Some(run[0]);
+        }
+    }
+    for r in 0..runs.len() {
+        if placed[r].is_some() {
+            continue;
+        }
+        let (a, b) = runs[r];
+        let first = match (forwards[r], backwards[r]) {
+            (Some(f), Some(g)) if f == g => Some(f),
+            (Some(f), None) => Some(f),
+            (None, Some(g)) => Some(g),
+            _ => None,
+        };
+        if let Some(first) = first {
+            placed[r] = Some(chain((a, b), a, first));
+        }
+    }
+    for r in 0..runs.len() {
+        if placed[r].is_some() {
+            continue;
+        }
+        let (a, b) = runs[r];
+        let left = (0..r)
+            .rev()
+            .find_map(|q| Some((nodes[runs[q].1 - 1].clock, last_reading(&placed, q)?)));
+        let right = (r + 1..runs.len())
+            .find_map(|q| Some((nodes[runs[q].0].clock, first_reading(&placed, q)?)));
+        let c = nodes[a].clock;
+        let predicted = match (left, right) {
+            (Some((c0, t0)), Some((c1, t1))) if c1 > c0 => {
+                let (t0, t1) = (i128::from(t0), i128::from(t1));
+                t0 + (t1 - t0) * (c - c0) / (c1 - c0)
+            }
+            (Some((c0, t0)), _) => i128::from(t0) + ns(c - c0),
+            (None, Some((c1, t1))) => i128::from(t1) - ns(c1 - c),
+            (None, None) => i128::from(fallback.globaltimer) + ns(c - fallback.clock),
+        };
+        placed[r] = Some(chain((a, b), a, nearest(predicted, nodes[a].stamp, low)));
+    }
+    placed.into_iter().flatten().flatten().collect()
 }
