@@ -25,7 +25,7 @@ pub const DESIGNS: &[Design] = &[
     ("count", true, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")]),
     // No time anchors.
     ("noanchor", true, &[("KTRACE_ANCHOR_CYCLES", "0")]),
-    // Time stamps in the events (being added to ktrace's headers).
+    // Time stamps in the events (KTRACE_ANCHORS_STAMP): no anchor entries.
     ("stamp", true, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_STAMP")]),
 ];
 
