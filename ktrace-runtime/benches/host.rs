@@ -15,6 +15,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ktrace_runtime::export::chrome::ChromeWriter;
 use ktrace_runtime::export::perfetto::{LaunchGroup, PerfettoOptions, PerfettoWriter};
 use ktrace_runtime::export::summary::SummaryBuilder;
+use ktrace_runtime::synth::SynthWarp;
 use ktrace_runtime::{
     decode::DecodeOptions, decode::Decoder, export::chrome::ChromeOptions,
     export::summary::SummaryOptions, Capture,
@@ -53,6 +54,25 @@ fn host(c: &mut Criterion) {
             black_box(n)
         })
     });
+    // The same warps with a time anchor every 2,048 cycles, and with
+    // stamped events (KTRACE_ANCHORS_STAMP), whose stamps are unwrapped.
+    for (name, build) in [
+        ("decode_anchored", (|w: SynthWarp| w.anchors(2048)) as fn(SynthWarp) -> SynthWarp),
+        ("decode_stamped", |w: SynthWarp| w.stamped()),
+    ] {
+        let cap = common::capture_as(1_000_000, build);
+        let launch = &cap.launches[0];
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let dec = Decoder::new(launch.buffer().expect("fits its shape"), &opts());
+                let mut n = 0usize;
+                for w in dec.warps() {
+                    n += w.events.len() + w.spans.len();
+                }
+                black_box(n)
+            })
+        });
+    }
     g.bench_function("chrome_to_sink", |b| {
         b.iter(|| {
             let mut cw = ChromeWriter::begin(io::sink(), regions, ChromeOptions::default(), 0)

@@ -152,10 +152,16 @@ pub fn launch_shape(plan: &Plan) -> LaunchShape {
 
 /// The launch for `plan`.
 pub fn launch(plan: &Plan) -> LaunchCapture {
+    launch_as(plan, |w| w)
+}
+
+/// The launch for `plan`, each warp recorded as `build` makes it (with
+/// time anchors, stamped events).
+pub fn launch_as(plan: &Plan, build: fn(SynthWarp) -> SynthWarp) -> LaunchCapture {
     let mut l = SynthLaunch::new(launch_shape(plan));
     for b in 0..plan.blocks {
         for wi in 0..WARPS {
-            let w = warp(b, wi, plan.events_per_warp);
+            let w = build(warp(b, wi, plan.events_per_warp));
             debug_assert_eq!(w.events.len() as u32, plan.events_per_warp);
             l.write(&w);
         }
@@ -165,6 +171,11 @@ pub fn launch(plan: &Plan) -> LaunchCapture {
 
 /// A one-launch capture of about `events` events.
 pub fn capture(events: u64) -> Capture {
+    capture_as(events, |w| w)
+}
+
+/// [`capture`], each warp recorded as `build` makes it.
+pub fn capture_as(events: u64, build: fn(SynthWarp) -> SynthWarp) -> Capture {
     Capture {
         device: DeviceInfo {
             name: "Synthetic H200".into(),
@@ -173,7 +184,7 @@ pub fn capture(events: u64) -> Capture {
             ..DeviceInfo::default()
         },
         regions: Regions::from_table(REGIONS),
-        launches: vec![launch(&Plan::for_events(events))],
+        launches: vec![launch_as(&Plan::for_events(events), build)],
         clock_syncs: Vec::new(),
         ..Default::default()
     }
