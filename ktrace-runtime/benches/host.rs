@@ -57,7 +57,10 @@ fn host(c: &mut Criterion) {
     // The same warps with a time anchor every 2,048 cycles, and with
     // stamped events (KTRACE_ANCHORS_STAMP), whose stamps are unwrapped.
     for (name, build) in [
-        ("decode_anchored", (|w: SynthWarp| w.anchors(2048)) as fn(SynthWarp) -> SynthWarp),
+        (
+            "decode_anchored",
+            (|w: SynthWarp| w.anchors(2048)) as fn(SynthWarp) -> SynthWarp,
+        ),
         ("decode_stamped", |w: SynthWarp| w.stamped()),
     ] {
         let cap = common::capture_as(1_000_000, build);

@@ -153,13 +153,21 @@ fn unwrap(nodes: &[Node], low: u64, rate: &ClockRatio, fallback: TimerPoint) -> 
         for i in from + 1..b {
             let prev = i128::from(r[i - 1 - a]);
             r[i - a] = nodes[i].known.unwrap_or_else(|| {
-                nearest(prev + ns(nodes[i].clock - nodes[i - 1].clock), nodes[i].stamp, low)
+                nearest(
+                    prev + ns(nodes[i].clock - nodes[i - 1].clock),
+                    nodes[i].stamp,
+                    low,
+                )
             });
         }
         for i in (a..from).rev() {
             let next = i128::from(r[i + 1 - a]);
             r[i - a] = nodes[i].known.unwrap_or_else(|| {
-                nearest(next - ns(nodes[i + 1].clock - nodes[i].clock), nodes[i].stamp, low)
+                nearest(
+                    next - ns(nodes[i + 1].clock - nodes[i].clock),
+                    nodes[i].stamp,
+                    low,
+                )
             });
         }
         r
@@ -199,7 +207,11 @@ fn unwrap(nodes: &[Node], low: u64, rate: &ClockRatio, fallback: TimerPoint) -> 
             continue;
         }
         if let Some((c, t)) = carried {
-            let last = nearest(i128::from(t) - ns(c - nodes[b - 1].clock), nodes[b - 1].stamp, low);
+            let last = nearest(
+                i128::from(t) - ns(c - nodes[b - 1].clock),
+                nodes[b - 1].stamp,
+                low,
+            );
             let run = chain((a, b), b - 1, last);
             carried = Some((nodes[a].clock, run[0]));
             backwards[r] = Some(run[0]);
