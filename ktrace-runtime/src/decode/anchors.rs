@@ -49,7 +49,10 @@ pub(super) fn anchor_points(
     let mut stamps = slot.stamps().then(|| Stamps::new(slot, kept, rate));
     slot.walk(kept, |i, e, cycles| {
         if let Some(stamps) = stamps.as_mut() {
-            let Some(p) = slot.stamp(kept, i).and_then(|s| stamps.point(cycles, s)) else {
+            let Some(p) = slot
+                .stamp(kept, i)
+                .and_then(|s| stamps.point(slot, kept, cycles, s))
+            else {
                 return true;
             };
             points.push((i, p));

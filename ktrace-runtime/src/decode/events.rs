@@ -86,7 +86,10 @@ impl Decoder<'_> {
                     scan.entry(i, cyc, &e, Some(kind));
                     if let Some(stamps) = stamps.as_mut() {
                         let at = start + i128::from(cyc);
-                        if let Some(p) = slot.stamp(kept, i).and_then(|s| stamps.point(at, s)) {
+                        if let Some(p) = slot
+                            .stamp(kept, i)
+                            .and_then(|s| stamps.point(slot, &kept, at, s))
+                        {
                             scan.points.push((i, p));
                             scan.in_stream += 1;
                         }

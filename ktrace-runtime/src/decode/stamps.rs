@@ -32,13 +32,23 @@ const PERIOD_NS: i128 = 1 << (STAMP_LOW_BIT + STAMP_BITS);
 /// the events after it start a new run.
 const LONG_GAP_NS: i128 = PERIOD_NS / 4;
 
-/// The full readings of one warp's stamped events, oldest first, handed out
-/// as the decoder walks the events again.
+/// The full readings of one warp's stamped events, handed out oldest first
+/// as the decoder walks the events. A warp whose events start at its open
+/// and have no long gap between them is one run chained from the open,
+/// which is computed event by event; any other warp's readings are all
+/// computed once, when the walk meets the first long gap (or, for a ring
+/// that overwrote its oldest events, at once).
 pub(super) struct Stamps {
-    /// `(clock, full reading)` of each stamped event, in walk order.
-    readings: Vec<TimerPoint>,
-    /// The next reading to hand out.
-    next: usize,
+    rate: ClockRatio,
+    /// The timer bits below the stamp.
+    low: u64,
+    /// The last event's (at first, the open's) clock and full reading.
+    last: TimerPoint,
+    /// The stamped events handed out.
+    seen: usize,
+    /// Every stamped event's `(clock, full reading)`, in walk order, once
+    /// computed.
+    all: Option<Vec<TimerPoint>>,
     /// The clock of the last event made a time point.
     taken: Option<i128>,
 }
@@ -52,62 +62,45 @@ struct Node {
 }
 
 impl Stamps {
-    /// The readings of `slot`'s stamps over the entries `kept` holds, at
+    /// The unwrapping of `slot`'s stamps over the entries `kept` holds, at
     /// the device-wide `rate`.
     pub fn new(slot: &Slot<'_>, kept: &Kept, rate: &ClockRatio) -> Self {
         let meta = &slot.meta;
-        let low = meta.init_globaltimer & ((1 << STAMP_LOW_BIT) - 1);
-        let pair = |p: TimerPair| {
-            let p = TimerPoint::from(p);
-            Node {
-                clock: p.clock,
-                stamp: 0,
-                known: Some(p.globaltimer),
-            }
-        };
-        let mut nodes = Vec::with_capacity(kept.len as usize + 2);
-        let open = kept.starts_at_open();
-        if open {
-            nodes.push(pair(TimerPair::open(meta)));
-        }
-        slot.walk(kept, |i, _, clock| {
-            if let Some(stamp) = slot.stamp(kept, i) {
-                nodes.push(Node {
-                    clock,
-                    stamp,
-                    known: None,
-                });
-            }
-            true
-        });
-        let events = nodes.len() - usize::from(open);
-        if meta.is_flushed() {
-            nodes.push(pair(TimerPair::flush(meta)));
-        }
-        let fallback = TimerPoint::from(TimerPair::open(meta));
-        let readings = unwrap(&nodes, low, rate, fallback);
-        let first = usize::from(open);
         Stamps {
-            readings: nodes[first..first + events]
-                .iter()
-                .zip(&readings[first..first + events])
-                .map(|(n, &globaltimer)| TimerPoint {
-                    clock: n.clock,
-                    globaltimer,
-                })
-                .collect(),
-            next: 0,
+            rate: *rate,
+            low: meta.init_globaltimer & ((1 << STAMP_LOW_BIT) - 1),
+            last: TimerPair::open(meta).into(),
+            seen: 0,
+            all: (!kept.starts_at_open()).then(|| readings(slot, kept, rate)),
             taken: None,
         }
     }
 
-    /// The full reading of the next stamped event of the walk, at `clock`,
-    /// and the time point it gives when it is [`ANCHOR_CYCLES_DEFAULT`]
-    /// cycles or more after the last one (the first always is).
-    pub fn point(&mut self, clock: i128, _stamp: u16) -> Option<TimerPoint> {
-        let p = *self.readings.get(self.next)?;
-        self.next += 1;
+    /// The full reading of the next stamped event of the walk of `slot`
+    /// over `kept`, at `clock` and stamped `stamp`, and the time point it
+    /// gives when it is [`ANCHOR_CYCLES_DEFAULT`] cycles or more after the
+    /// last one (the first always is).
+    pub fn point(
+        &mut self,
+        slot: &Slot<'_>,
+        kept: &Kept,
+        clock: i128,
+        stamp: u16,
+    ) -> Option<TimerPoint> {
+        let gap = self.rate.cycles_to_ps(clock - self.last.clock) / 1000;
+        if self.all.is_none() && gap > LONG_GAP_NS {
+            self.all = Some(readings(slot, kept, &self.rate));
+        }
+        let p = match &self.all {
+            Some(all) => *all.get(self.seen)?,
+            None => TimerPoint {
+                clock,
+                globaltimer: nearest(i128::from(self.last.globaltimer) + gap, stamp, self.low),
+            },
+        };
         debug_assert_eq!(p.clock, clock, "the walks disagree");
+        self.seen += 1;
+        self.last = p;
         let due = self
             .taken
             .map_or(true, |t| clock - t >= i128::from(ANCHOR_CYCLES_DEFAULT));
@@ -116,6 +109,51 @@ impl Stamps {
             p
         })
     }
+}
+
+/// The `(clock, full reading)` of each of `slot`'s stamped events over
+/// `kept`, in walk order, by [`unwrap`].
+fn readings(slot: &Slot<'_>, kept: &Kept, rate: &ClockRatio) -> Vec<TimerPoint> {
+    let meta = &slot.meta;
+    let pair = |p: TimerPair| {
+        let p = TimerPoint::from(p);
+        Node {
+            clock: p.clock,
+            stamp: 0,
+            known: Some(p.globaltimer),
+        }
+    };
+    let mut nodes = Vec::with_capacity(kept.len as usize + 2);
+    let open = kept.starts_at_open();
+    if open {
+        nodes.push(pair(TimerPair::open(meta)));
+    }
+    slot.walk(kept, |i, _, clock| {
+        if let Some(stamp) = slot.stamp(kept, i) {
+            nodes.push(Node {
+                clock,
+                stamp,
+                known: None,
+            });
+        }
+        true
+    });
+    let events = nodes.len() - usize::from(open);
+    if meta.is_flushed() {
+        nodes.push(pair(TimerPair::flush(meta)));
+    }
+    let low = meta.init_globaltimer & ((1 << STAMP_LOW_BIT) - 1);
+    let fallback = TimerPoint::from(TimerPair::open(meta));
+    let first = usize::from(open);
+    let all = unwrap(&nodes, low, rate, fallback);
+    nodes[first..first + events]
+        .iter()
+        .zip(&all[first..first + events])
+        .map(|(n, &globaltimer)| TimerPoint {
+            clock: n.clock,
+            globaltimer,
+        })
+        .collect()
 }
 
 /// The reading stamped `stamp` (above the timer's `low` bits) nearest to
