@@ -88,7 +88,7 @@ impl Decoder<'_> {
                         let at = start + i128::from(cyc);
                         if let Some(p) = slot
                             .stamp(kept, i)
-                            .and_then(|s| stamps.point(slot, &kept, at, s))
+                            .and_then(|s| stamps.point(slot, kept, at, s))
                         {
                             scan.points.push((i, p));
                             scan.in_stream += 1;
