@@ -174,123 +174,164 @@ fn nearest(predicted: i128, stamp: u16, low: u64) -> u64 {
 /// the nearest runs on either side already placed. Without any known pair
 /// the chain starts from `fallback`.
 fn unwrap(nodes: &[Node], low: u64, rate: &ClockRatio, fallback: TimerPoint) -> Vec<u64> {
-    let ns = |cycles: i128| rate.cycles_to_ps(cycles) / 1000;
-    let mut runs: Vec<(usize, usize)> = Vec::new();
-    let mut start = 0;
-    for i in 1..=nodes.len() {
-        if i == nodes.len() || ns(nodes[i].clock - nodes[i - 1].clock) > LONG_GAP_NS {
-            runs.push((start, i));
-            start = i;
-        }
-    }
-    // The readings of a run chained from its node `from`, whose reading is
-    // `at`: the nodes after it forwards, the ones before it backwards.
-    let chain = |(a, b): (usize, usize), from: usize, at: u64| -> Vec<u64> {
-        let mut r = vec![0u64; b - a];
-        r[from - a] = at;
-        for i in from + 1..b {
-            let prev = i128::from(r[i - 1 - a]);
-            r[i - a] = nodes[i].known.unwrap_or_else(|| {
-                nearest(
-                    prev + ns(nodes[i].clock - nodes[i - 1].clock),
-                    nodes[i].stamp,
-                    low,
-                )
-            });
-        }
-        for i in (a..from).rev() {
-            let next = i128::from(r[i + 1 - a]);
-            r[i - a] = nodes[i].known.unwrap_or_else(|| {
-                nearest(
-                    next - ns(nodes[i + 1].clock - nodes[i].clock),
-                    nodes[i].stamp,
-                    low,
-                )
-            });
-        }
-        r
-    };
+    let u = Unwrap { nodes, low, rate };
+    let runs = u.runs();
     let mut placed: Vec<Option<Vec<u64>>> = runs
         .iter()
         .map(|&(a, b)| {
             let k = (a..b).find(|&i| nodes[i].known.is_some())?;
-            Some(chain((a, b), k, nodes[k].known?))
+            Some(u.chain((a, b), k, nodes[k].known?))
         })
         .collect();
-    let first_reading = |placed: &Vec<Option<Vec<u64>>>, q: usize| placed[q].as_ref().map(|r| r[0]);
-    let last_reading = |placed: &Vec<Option<Vec<u64>>>, q: usize| {
-        placed[q].as_ref().and_then(|r| r.last().copied())
-    };
-    // The first reading each unplaced run gets from the run before it,
-    // through the runs so chained.
-    let mut forwards: Vec<Option<u64>> = vec![None; runs.len()];
-    let mut carried: Option<(i128, u64)> = None;
-    for (r, &(a, b)) in runs.iter().enumerate() {
-        if let Some(last) = last_reading(&placed, r) {
-            carried = Some((nodes[b - 1].clock, last));
-            continue;
-        }
-        if let Some((c, t)) = carried {
-            let first = nearest(i128::from(t) + ns(nodes[a].clock - c), nodes[a].stamp, low);
-            let run = chain((a, b), a, first);
-            carried = Some((nodes[b - 1].clock, *run.last().unwrap_or(&first)));
-            forwards[r] = Some(first);
-        }
-    }
-    let mut backwards: Vec<Option<u64>> = vec![None; runs.len()];
-    let mut carried: Option<(i128, u64)> = None;
-    for (r, &(a, b)) in runs.iter().enumerate().rev() {
-        if let Some(first) = first_reading(&placed, r) {
-            carried = Some((nodes[a].clock, first));
-            continue;
-        }
-        if let Some((c, t)) = carried {
-            let last = nearest(
-                i128::from(t) - ns(c - nodes[b - 1].clock),
-                nodes[b - 1].stamp,
-                low,
-            );
-            let run = chain((a, b), b - 1, last);
-            carried = Some((nodes[a].clock, run[0]));
-            backwards[r] = Some(run[0]);
-        }
-    }
-    for r in 0..runs.len() {
-        if placed[r].is_some() {
-            continue;
-        }
-        let (a, b) = runs[r];
+    let forwards = u.forwards(&runs, &placed);
+    let backwards = u.backwards(&runs, &placed);
+    for (r, &run) in runs.iter().enumerate() {
         let first = match (forwards[r], backwards[r]) {
             (Some(f), Some(g)) if f == g => Some(f),
             (Some(f), None) => Some(f),
             (None, Some(g)) => Some(g),
             _ => None,
         };
-        if let Some(first) = first {
-            placed[r] = Some(chain((a, b), a, first));
+        if let (None, Some(first)) = (&placed[r], first) {
+            placed[r] = Some(u.chain(run, run.0, first));
         }
     }
-    for r in 0..runs.len() {
-        if placed[r].is_some() {
-            continue;
+    for (r, &run) in runs.iter().enumerate() {
+        if placed[r].is_none() {
+            let first = u.between(&runs, &placed, r, fallback);
+            placed[r] = Some(u.chain(run, run.0, first));
         }
-        let (a, b) = runs[r];
+    }
+    placed.into_iter().flatten().flatten().collect()
+}
+
+/// The first and the last reading of run `q`, if placed.
+fn ends(placed: &[Option<Vec<u64>>], q: usize) -> Option<(u64, u64)> {
+    let r = placed[q].as_ref()?;
+    Some((*r.first()?, *r.last()?))
+}
+
+/// The nodes of one warp being unwrapped, with the timer's low bits and the
+/// device-wide rate.
+struct Unwrap<'n> {
+    nodes: &'n [Node],
+    low: u64,
+    rate: &'n ClockRatio,
+}
+
+impl Unwrap<'_> {
+    /// Nanoseconds of `cycles` at the rate, truncated.
+    fn ns(&self, cycles: i128) -> i128 {
+        self.rate.cycles_to_ps(cycles) / 1000
+    }
+
+    /// The node reading stamped like node `i` nearest to `predicted`.
+    fn nearest(&self, i: usize, predicted: i128) -> u64 {
+        nearest(predicted, self.nodes[i].stamp, self.low)
+    }
+
+    /// The runs, `(first, end)` node indices, split before every node a
+    /// long gap after the one before it.
+    fn runs(&self) -> Vec<(usize, usize)> {
+        let n = self.nodes;
+        let mut runs = Vec::new();
+        let mut start = 0;
+        for i in 1..=n.len() {
+            if i == n.len() || self.ns(n[i].clock - n[i - 1].clock) > LONG_GAP_NS {
+                runs.push((start, i));
+                start = i;
+            }
+        }
+        runs
+    }
+
+    /// The readings of run `a..b` chained from its node `from`, whose
+    /// reading is `at`: the nodes after it forwards, the ones before it
+    /// backwards; a known node keeps its reading.
+    fn chain(&self, (a, b): (usize, usize), from: usize, at: u64) -> Vec<u64> {
+        let n = self.nodes;
+        let mut r = vec![0u64; b - a];
+        r[from - a] = at;
+        for i in from + 1..b {
+            let prev = i128::from(r[i - 1 - a]);
+            r[i - a] = n[i]
+                .known
+                .unwrap_or_else(|| self.nearest(i, prev + self.ns(n[i].clock - n[i - 1].clock)));
+        }
+        for i in (a..from).rev() {
+            let next = i128::from(r[i + 1 - a]);
+            r[i - a] = n[i]
+                .known
+                .unwrap_or_else(|| self.nearest(i, next - self.ns(n[i + 1].clock - n[i].clock)));
+        }
+        r
+    }
+
+    /// The first reading of each unplaced run predicted from the run before
+    /// it, through the runs so chained.
+    fn forwards(&self, runs: &[(usize, usize)], placed: &[Option<Vec<u64>>]) -> Vec<Option<u64>> {
+        let n = self.nodes;
+        let mut out = vec![None; runs.len()];
+        let mut carried: Option<(i128, u64)> = None;
+        for (r, &(a, b)) in runs.iter().enumerate() {
+            if let Some((_, last)) = ends(placed, r) {
+                carried = Some((n[b - 1].clock, last));
+            } else if let Some((c, t)) = carried {
+                let first = self.nearest(a, i128::from(t) + self.ns(n[a].clock - c));
+                let run = self.chain((a, b), a, first);
+                carried = Some((n[b - 1].clock, *run.last().unwrap_or(&first)));
+                out[r] = Some(first);
+            }
+        }
+        out
+    }
+
+    /// The first reading of each unplaced run as predicted from the run
+    /// after it, through the runs so chained.
+    fn backwards(&self, runs: &[(usize, usize)], placed: &[Option<Vec<u64>>]) -> Vec<Option<u64>> {
+        let n = self.nodes;
+        let mut out = vec![None; runs.len()];
+        let mut carried: Option<(i128, u64)> = None;
+        for (r, &(a, b)) in runs.iter().enumerate().rev() {
+            if let Some((first, _)) = ends(placed, r) {
+                carried = Some((n[a].clock, first));
+            } else if let Some((c, t)) = carried {
+                let last = self.nearest(b - 1, i128::from(t) - self.ns(c - n[b - 1].clock));
+                let run = self.chain((a, b), b - 1, last);
+                carried = Some((n[a].clock, run[0]));
+                out[r] = Some(run[0]);
+            }
+        }
+        out
+    }
+
+    /// The first reading of run `r` placed by the clock between the nearest
+    /// placed runs on either side (at the rate from the one there is, or
+    /// from `fallback`).
+    fn between(
+        &self,
+        runs: &[(usize, usize)],
+        placed: &[Option<Vec<u64>>],
+        r: usize,
+        fallback: TimerPoint,
+    ) -> u64 {
+        let n = self.nodes;
         let left = (0..r)
             .rev()
-            .find_map(|q| Some((nodes[runs[q].1 - 1].clock, last_reading(&placed, q)?)));
-        let right = (r + 1..runs.len())
-            .find_map(|q| Some((nodes[runs[q].0].clock, first_reading(&placed, q)?)));
-        let c = nodes[a].clock;
+            .find_map(|q| Some((n[runs[q].1 - 1].clock, ends(placed, q)?.1)));
+        let right =
+            (r + 1..runs.len()).find_map(|q| Some((n[runs[q].0].clock, ends(placed, q)?.0)));
+        let a = runs[r].0;
+        let c = n[a].clock;
         let predicted = match (left, right) {
             (Some((c0, t0)), Some((c1, t1))) if c1 > c0 => {
                 let (t0, t1) = (i128::from(t0), i128::from(t1));
                 t0 + (t1 - t0) * (c - c0) / (c1 - c0)
             }
-            (Some((c0, t0)), _) => i128::from(t0) + ns(c - c0),
-            (None, Some((c1, t1))) => i128::from(t1) - ns(c1 - c),
-            (None, None) => i128::from(fallback.globaltimer) + ns(c - fallback.clock),
+            (Some((c0, t0)), _) => i128::from(t0) + self.ns(c - c0),
+            (None, Some((c1, t1))) => i128::from(t1) - self.ns(c1 - c),
+            (None, None) => i128::from(fallback.globaltimer) + self.ns(c - fallback.clock),
         };
-        placed[r] = Some(chain((a, b), a, nearest(predicted, nodes[a].stamp, low)));
+        self.nearest(a, predicted)
     }
-    placed.into_iter().flatten().flatten().collect()
 }
