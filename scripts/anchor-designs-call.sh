@@ -10,7 +10,7 @@
 # bench/thirdparty) and writes $OUT/log.txt, plus the stamped dvfs capture
 # and its truth.
 # Environment: TP_ROUNDS (default 100), RB_REPS (default 40), GEMM_REPS
-# (default 60), TP_FILTER,
+# (default 60), TP_PASSES (default 2), TP_FILTER, SHORT=1 to stop after tp_bench,
 # NO_PROTON=1 to skip Proton (which needs ../shared/anchors or
 # .device/proton_overhead.py).
 B=.device/bin
@@ -29,8 +29,9 @@ step() { echo; echo "=== $* ($(date +%T))"; }
   step "dvfs --stamp"; (cd "$W" && KTRACE=1 KTRACE_CAPTURE=dvfs_stamp.ktrace "$R/$B/dvfs" --stamp 2>&1 | grep -v "warning: block\|more warnings"); echo "exit $?"
   cp "$W/dvfs_stamp.ktrace" "$OUT/" 2>/dev/null; cp "$W/dvfs_truth.bin" "$OUT/dvfs_stamp_truth.bin" 2>/dev/null
   if [ -x $B/tp_bench ]; then
-    step "tp_bench ${TP_ROUNDS:-100} 2"; $B/tp_bench "${TP_ROUNDS:-100}" 2 ${TP_FILTER:-}
+    step "tp_bench ${TP_ROUNDS:-100} ${TP_PASSES:-2}"; $B/tp_bench "${TP_ROUNDS:-100}" "${TP_PASSES:-2}" ${TP_FILTER:-}
   fi
+  if [ -n "${SHORT:-}" ]; then step done; exit 0; fi
   if [ -x $B/gemm ]; then
     step "gemm --bench ${GEMM_REPS:-60}"; $B/gemm --bench "${GEMM_REPS:-60}"
   fi
