@@ -199,8 +199,9 @@ pub fn run(rounds: usize, passes: usize, filter: Option<&str>) -> Result<()> {
                 "{name:<7} untraced: {:.1} TFLOP/s (per pass)",
                 k.problem.flops() / (ms[0] * 1e-3) / 1e12
             );
-        }
-        for k in &mut kernels {
+            // Each kernel's captures right after its own timed launches,
+            // so that they run at the clock that kernel keeps the GPU at,
+            // not at the one the next kernel leaves behind.
             for (design, pair) in &k.designs {
                 let line = capture::line(
                     &stream,
