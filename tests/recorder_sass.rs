@@ -577,3 +577,43 @@ fn the_null_early_out_tests_the_argument_before_anything_else() {
         }
     }
 }
+
+/// The build's check for marker events that ptxas predicated instead of
+/// branching over them (`ktrace_build::predicated`, a `cargo:warning`):
+/// no example built with time anchors by the clock (every default build)
+/// has one, and the SGEMM benchmark built with stamped events, whose
+/// main loop has one, is reported. Skipped with a message where the build
+/// had no `nvdisasm` to look with.
+#[test]
+fn predicated_events_are_reported_and_no_anchored_build_has_one() {
+    let dir = Path::new(env!("OUT_DIR")).join("ktrace/kernels");
+    let mut reported = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("the kernels' directory") {
+        let traced = entry.expect("an entry").path();
+        let name = traced.file_name().unwrap().to_string_lossy().to_string();
+        let Some(module) = name.strip_suffix(".traced.cubin") else {
+            continue;
+        };
+        let untraced = dir.join(format!("{module}.untraced.cubin"));
+        let Some(found) = ktrace_build::predicated::module_growth(&traced, &untraced) else {
+            println!("skipped: no predicated-event report beside {name} (no nvdisasm at build)");
+            return;
+        };
+        for p in found {
+            reported.push((module.to_string(), p.function, p.events));
+        }
+    }
+    println!("predicated events: {reported:?}");
+    for (module, function, events) in &reported {
+        assert!(
+            module.ends_with("_stamp") || module.ends_with("_noanchor"),
+            "{module} ({function}): {events} event(s) predicated in a build with anchor paths"
+        );
+    }
+    assert!(
+        reported
+            .iter()
+            .any(|(m, f, _)| m == "sgemm_bench_stamp" && f == "sgemm_bench"),
+        "the stamped SGEMM benchmark's predicated event was not reported: {reported:?}"
+    );
+}

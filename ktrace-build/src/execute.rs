@@ -51,6 +51,7 @@ pub(crate) fn execute(
         jobs: kernels.report,
         shared_shifts: Vec::new(),
         spill_growth: Vec::new(),
+        predicated_events: Vec::new(),
     })
 }
 

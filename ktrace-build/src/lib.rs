@@ -173,6 +173,7 @@ pub mod nvcc;
 mod parallel;
 pub mod pc_map;
 mod plan;
+pub mod predicated;
 mod pypi;
 pub mod regions;
 pub mod scan;
@@ -279,6 +280,12 @@ pub struct Output {
     /// a `cargo:warning`. From the builds that ran ptxas (not PTX-only
     /// ones).
     pub spill_growth: Vec<(String, spills::SpillGrowth)>,
+    /// Functions of a traced build in which ptxas predicated marker events
+    /// instead of branching over them (a warp that records nothing there
+    /// issues them whole), with their module; run by Cargo, each is also a
+    /// `cargo:warning`. Read from cubins with `nvdisasm` when their
+    /// instruction → region maps are written; empty without it.
+    pub predicated_events: Vec<(String, predicated::PredicatedEvents)>,
 }
 
 /// Configures and runs a ktrace build, in the style of `cc::Build`.
@@ -472,12 +479,16 @@ impl Build {
             }
         }
         out.spill_growth = module_spill_growth(&out);
+        out.predicated_events = module_predicated_events(&out);
         if cargo {
             for (module, shift) in &out.shared_shifts {
                 println!("cargo:warning={}", shift.message(module));
             }
             for (module, growth) in &out.spill_growth {
                 println!("cargo:warning={}", growth.message(module));
+            }
+            for (module, found) in &out.predicated_events {
+                println!("cargo:warning={}", found.message(module));
             }
         }
         if cargo && self.ptxas_verbose {
@@ -659,6 +670,21 @@ fn module_messages(out: &Output) -> impl Iterator<Item = (&String, &[(PathBuf, V
         .chunks(2)
         .zip(&out.modules)
         .map(|(pair, (module, _, _))| (module, pair))
+}
+
+/// The functions of every module whose traced cubin has predicated marker
+/// events ([`crate::predicated`]), from the files the maps wrote beside its
+/// images (none without `nvdisasm`).
+fn module_predicated_events(out: &Output) -> Vec<(String, predicated::PredicatedEvents)> {
+    out.modules
+        .iter()
+        .flat_map(|(module, traced, untraced)| {
+            predicated::module_growth(traced, untraced)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|p| (module.clone(), p))
+        })
+        .collect()
 }
 
 /// [`spills::spill_growth`] of every module: its traced build's report

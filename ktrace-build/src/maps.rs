@@ -1,12 +1,14 @@
 //! Writing each image's instruction → region map beside it
-//! (`a.untraced.cubin.pcmap`): the thin layer that reads the sources again
-//! and runs `nvdisasm` over [`crate::pc_map`].
+//! (`a.untraced.cubin.pcmap`), and its predicated clock reads
+//! (`a.untraced.cubin.predicated`, [`crate::predicated`]): the thin layer
+//! that reads the sources again and runs `nvdisasm` over [`crate::pc_map`].
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::executable::{exe, on_path};
 use crate::pc_map::{self, map_path, PcMap, RegionSpan};
+use crate::predicated;
 use crate::regions::RegionTable;
 use crate::scan::SourceFile;
 use crate::{env, parallel, write_if_changed, Error};
@@ -54,6 +56,7 @@ pub(crate) fn write_maps(
                 exe("nvdisasm")
             )),
             Some(tool) => disassemble(tool, image).map(|text| {
+                let found = predicated::predicated_events(&text);
                 let mut d = pc_map::parse_disassembly(&text);
                 d.files = d.files.iter().map(|f| canonical(f)).collect();
                 let lines = |f: &Path| {
@@ -61,14 +64,18 @@ pub(crate) fn write_maps(
                         .ok()
                         .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u32 + 1)
                 };
-                pc_map::map(&d, spans, |f| f.starts_with(&include_dir), lines).render()
+                let map = pc_map::map(&d, spans, |f| f.starts_with(&include_dir), lines);
+                (map.render(), predicated::render(&found))
             }),
         }
     });
     let mut warned = false;
     for (image, map) in stale.into_iter().zip(maps) {
         let text = match map {
-            Ok(text) => text,
+            Ok((text, found)) => {
+                write_if_changed(&predicated::sidecar_path(image), found.as_bytes())?;
+                text
+            }
             Err(why) => {
                 if cargo && !warned {
                     println!(
@@ -99,7 +106,10 @@ fn is_stale(image: &Path) -> bool {
     // A build script newer than the map was rebuilt, ktrace-build with it:
     // its maps may differ.
     let script = std::env::current_exe().ok().and_then(|p| modified(&p));
-    m < i || says_none || script.is_some_and(|s| m < s)
+    m < i
+        || says_none
+        || script.is_some_and(|s| m < s)
+        || !predicated::sidecar_path(image).is_file()
 }
 
 fn find_nvdisasm(nvcc: &Path) -> Option<PathBuf> {

@@ -1,0 +1,210 @@
+//! Marker events that ptxas predicated instead of branching over them.
+//!
+//! Each event of a traced build sits behind a branch that a warp recording
+//! nothing (tracing off, its warp or block sampled out, a conditional
+//! marker's condition false) takes over the event: one instruction. Where
+//! the event is a short straight block, ptxas may instead guard every one
+//! of its instructions with the branch's predicate (if-conversion), and
+//! such a warp then issues the whole event. That happened to stamped events
+//! (`KTRACE_ANCHORS_STAMP`) in one of our loops and to no default build
+//! (docs/performance.md, "Stamped events"). An event's clock read is a
+//! 32-bit read of `SR_CLOCKLO` (`CS2R.32`, `S2R` or `S2UR`; the open and
+//! the flush read all 64 bits), so a predicated one is a predicated event.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The predicated events of one function of a traced image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PredicatedEvents {
+    /// The function (its symbol).
+    pub function: String,
+    /// Events whose clock read is predicated.
+    pub events: u32,
+}
+
+impl PredicatedEvents {
+    /// The warning for module `module`.
+    pub fn message(&self, module: &str) -> String {
+        format!(
+            "ktrace: module {module}, function {}: ptxas predicated {} marker event(s) instead of \
+             branching over them (their clock read is `@P... SR_CLOCKLO` in the SASS), so a warp \
+             that records nothing there (tracing off, sampled out, a condition false) issues each \
+             whole; measure the traced build with tracing off, and if it costs, keep the default \
+             time anchors (this happens to events without an anchor path: KTRACE_ANCHORS_STAMP, \
+             KTRACE_ANCHOR_CYCLES=0)",
+            self.function, self.events
+        )
+    }
+}
+
+/// The functions of `disassembly` (`nvdisasm` or `cuobjdump -sass` text of
+/// a traced image) with predicated event clock reads, by name.
+pub fn predicated_events(disassembly: &str) -> Vec<PredicatedEvents> {
+    let mut found: BTreeMap<String, u32> = BTreeMap::new();
+    let mut function = String::new();
+    for raw in disassembly.lines() {
+        let line = raw.trim();
+        if let Some(name) = line
+            .strip_prefix(".text.")
+            .and_then(|l| l.strip_suffix(':'))
+            .or_else(|| line.strip_prefix("Function : "))
+        {
+            function = name.trim().to_string();
+        } else if is_predicated_clock_read(line) {
+            *found.entry(function.clone()).or_default() += 1;
+        }
+    }
+    found
+        .into_iter()
+        .map(|(function, events)| PredicatedEvents { function, events })
+        .collect()
+}
+
+/// The file beside `image` that holds its predicated clock reads, written
+/// with its instruction → region map.
+pub(crate) fn sidecar_path(image: &Path) -> PathBuf {
+    let mut p = image.as_os_str().to_owned();
+    p.push(".predicated");
+    PathBuf::from(p)
+}
+
+/// `found` as the sidecar holds it: a line `FUNCTION COUNT` each.
+pub(crate) fn render(found: &[PredicatedEvents]) -> String {
+    found
+        .iter()
+        .map(|p| format!("{} {}\n", p.function, p.events))
+        .collect()
+}
+
+/// The counts of a sidecar's text, by function.
+fn parse(text: &str) -> BTreeMap<String, u32> {
+    text.lines()
+        .filter_map(|l| {
+            let (f, n) = l.rsplit_once(' ')?;
+            Some((f.to_string(), n.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The functions whose traced image `traced` has more predicated clock
+/// reads than its untraced image `untraced` (the kernel's own reads, if
+/// any, are in both), from what the build wrote beside the two images when
+/// it disassembled them; `None` when it wrote nothing there (no `nvdisasm`,
+/// or a fatbin).
+pub fn module_growth(traced: &Path, untraced: &Path) -> Option<Vec<PredicatedEvents>> {
+    let read = |image: &Path| std::fs::read_to_string(sidecar_path(image)).ok();
+    Some(growth(&parse(&read(traced)?), &parse(&read(untraced)?)))
+}
+
+/// The functions of `traced` with more predicated clock reads than in
+/// `untraced`, and how many more.
+fn growth(
+    traced: &BTreeMap<String, u32>,
+    untraced: &BTreeMap<String, u32>,
+) -> Vec<PredicatedEvents> {
+    traced
+        .iter()
+        .filter_map(|(f, &t)| {
+            let u = untraced.get(f).copied().unwrap_or(0);
+            (t > u).then(|| PredicatedEvents {
+                function: f.clone(),
+                events: t - u,
+            })
+        })
+        .collect()
+}
+
+/// Whether `line` is an instruction `/*offset*/ @P… OP R…, SR_CLOCKLO` with
+/// OP a 32-bit special-register read.
+fn is_predicated_clock_read(line: &str) -> bool {
+    let Some(body) = line
+        .strip_prefix("/*")
+        .and_then(|l| l.split_once("*/"))
+        .map(|(_, b)| b)
+    else {
+        return false;
+    };
+    let mut words = body.split_whitespace();
+    let (Some(guard), Some(op)) = (words.next(), words.next()) else {
+        return false;
+    };
+    guard.starts_with('@')
+        && matches!(op, "CS2R.32" | "S2R" | "S2UR")
+        && words.any(|w| w.trim_end_matches([';', ',']) == "SR_CLOCKLO")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three functions as nvdisasm writes them: one with a predicated
+    /// stamped event and a branched one, one whose 64-bit clock read (the
+    /// open's) is predicated, one with nothing predicated.
+    const NVDISASM: &str = "\
+        .text.stamped:
+        /*0fa0*/                   @P0 CS2R.32 R84, SR_CLOCKLO ;
+        /*0fb0*/                   @P0 CS2R.32 R85, SR_GLOBALTIMERLO ;
+        /*10b0*/                   @P0 LOP3.LUT R87, R92, R6, RZ, 0xc0, !PT ;
+        /*1110*/                   @P0 STG.E.EF.64 desc[UR10][R86.64], R84 ;
+        /*1180*/                  @!P0 BRA 0x1220 ;
+        /*1190*/                   CS2R.32 R80, SR_CLOCKLO ;
+        .text.opened:
+        /*0830*/                   @P1 CS2R R8, SR_CLOCKLO ;
+        /*0840*/                   @!UP0 S2UR UR5, SR_CLOCKLO ;
+        .text.plain:
+        /*0100*/                   S2UR UR5, SR_CLOCKLO ;
+        /*0110*/                   @P2 IADD3 R1, R1, 0x1, RZ ;
+";
+
+    #[test]
+    fn counts_predicated_32_bit_clock_reads_per_function() {
+        assert_eq!(
+            predicated_events(NVDISASM),
+            vec![
+                PredicatedEvents {
+                    function: "opened".into(),
+                    events: 1
+                },
+                PredicatedEvents {
+                    function: "stamped".into(),
+                    events: 1
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn reads_cuobjdump_function_headers_too() {
+        let text = "\t\tFunction : sgemm_bench\n\
+                    \t/*0fa0*/ @P0 CS2R.32 R84, SR_CLOCKLO ; /* 0x0000000000547805 */\n";
+        let found = predicated_events(text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].function, "sgemm_bench");
+        assert!(found[0]
+            .message("sgemm")
+            .contains("predicated 1 marker event(s)"));
+    }
+
+    #[test]
+    fn the_sidecar_round_trips_and_the_kernels_own_reads_do_not_count() {
+        let traced = parse(&render(&predicated_events(NVDISASM)));
+        assert_eq!(traced.get("stamped"), Some(&1));
+        // The untraced build reads the clock under a predicate in `opened`
+        // itself: that read is the kernel's, not a marker's.
+        let untraced = parse("opened 1\n");
+        assert_eq!(
+            growth(&traced, &untraced),
+            vec![PredicatedEvents {
+                function: "stamped".into(),
+                events: 1
+            }]
+        );
+    }
+
+    #[test]
+    fn nothing_predicated_is_nothing_reported() {
+        let text = ".text.k:\n/*0010*/ @!P0 BRA 0x80 ;\n/*0020*/ CS2R.32 R2, SR_CLOCKLO ;\n";
+        assert!(predicated_events(text).is_empty());
+    }
+}
