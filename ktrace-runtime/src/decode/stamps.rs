@@ -11,11 +11,12 @@
 //! that rate or faster and the reading nearest to its prediction is still
 //! the right one, so within a run each event's full reading follows from
 //! the one before. A run that starts at the open, or ends at the flush,
-//! hangs from that timer pair. A run between two long gaps is placed by
-//! the clock between the runs on either side that hang from a pair (the
-//! rate over the gaps is what the time between those runs says, not the
-//! device-wide one), or at the device-wide rate from the one side that
-//! has such a run. The bits below the stamp are the open reading's: the
+//! hangs from that timer pair. A run between two long gaps is predicted
+//! at the device-wide rate from the run before it and from the run after
+//! it; where the two agree (or only one side exists) that is its turn,
+//! and where they disagree (the clock ran at another rate over a gap) it
+//! is placed by the clock between its placed neighbours, at the rate the
+//! time between them says. The bits below the stamp are the open reading's: the
 //! timer moves in 32 ns steps, so they do not change. Of those readings,
 //! one per [`ANCHOR_CYCLES_DEFAULT`] cycles becomes a time point, as far
 //! apart as the default build's anchors, so that 32 ns steps do not make
