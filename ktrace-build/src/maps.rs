@@ -56,8 +56,8 @@ pub(crate) fn write_maps(
                 exe("nvdisasm")
             )),
             Some(tool) => disassemble(tool, image).map(|text| {
-                let found = predicated::predicated_events(&text);
                 let mut d = pc_map::parse_disassembly(&text);
+                let found = predicated::predicated_events(&d);
                 d.files = d.files.iter().map(|f| canonical(f)).collect();
                 let lines = |f: &Path| {
                     std::fs::read(f)

@@ -141,6 +141,10 @@ pub struct SassInstruction {
     /// The opcode with its modifiers (`LDG.E.128`), without predicate and
     /// operands.
     pub opcode: String,
+    /// Its guard predicate (`@P0`, `@!UP1`), if any.
+    pub guard: Option<String>,
+    /// Its operands as listed (`R84, SR_CLOCKLO`), without the `;`.
+    pub operands: String,
     /// Its source locations, innermost first: its own line, then each
     /// line it was inlined at. Indices into [`Disassembly::files`]. Empty
     /// when the image has no line information for it.
@@ -197,7 +201,7 @@ pub fn parse_disassembly(text: &str) -> Disassembly {
                 let idx = file_index(&mut d.files, file);
                 pending.push((idx, n));
             }
-        } else if let Some((offset, opcode)) = instruction(line) {
+        } else if let Some((offset, guard, opcode, operands)) = instruction(line) {
             if fresh {
                 current = std::mem::take(&mut pending);
                 fresh = false;
@@ -206,6 +210,8 @@ pub fn parse_disassembly(text: &str) -> Disassembly {
                 f.instructions.push(SassInstruction {
                     offset,
                     opcode,
+                    guard,
+                    operands,
                     frames: current.clone(),
                 });
             }
@@ -238,21 +244,26 @@ fn file_index(files: &mut Vec<PathBuf>, file: &str) -> usize {
     }
 }
 
-/// `/*0080*/ @!P0 LDC.64 R2, c[0x0][0x210] ;` → (0x80, `LDC.64`).
-fn instruction(line: &str) -> Option<(u32, String)> {
+/// `/*0080*/ @!P0 LDC.64 R2, c[0x0][0x210] ;` → (0x80, `@!P0`, `LDC.64`,
+/// `R2, c[0x0][0x210]`).
+fn instruction(line: &str) -> Option<(u32, Option<String>, String, String)> {
     let rest = line.strip_prefix("/*")?;
     let (hex, body) = rest.split_once("*/")?;
     let offset = u32::from_str_radix(hex, 16).ok()?;
-    let mut words = body.split_whitespace();
-    let mut op = words.next()?;
+    let body = body.split(';').next()?.trim();
+    let (mut op, mut rest) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
+    let mut guard = None;
     if op.starts_with('@') {
-        op = words.next()?;
+        guard = Some(op.to_string());
+        (op, rest) = rest
+            .trim_start()
+            .split_once(char::is_whitespace)
+            .unwrap_or((rest.trim_start(), ""));
     }
-    let op = op.trim_end_matches(';');
     if op.is_empty() || op.starts_with("/*") {
         return None;
     }
-    Some((offset, op.to_string()))
+    Some((offset, guard, op.to_string(), rest.trim().to_string()))
 }
 
 /// What an instruction of the map is.

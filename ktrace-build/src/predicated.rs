@@ -14,6 +14,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::pc_map::{Disassembly, SassInstruction};
+
 /// The predicated events of one function of a traced image.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PredicatedEvents {
@@ -38,21 +40,19 @@ impl PredicatedEvents {
     }
 }
 
-/// The functions of `disassembly` (`nvdisasm` or `cuobjdump -sass` text of
-/// a traced image) with predicated event clock reads, by name.
-pub fn predicated_events(disassembly: &str) -> Vec<PredicatedEvents> {
+/// The functions of `disassembly` (a traced image's, parsed by
+/// [`crate::pc_map::parse_disassembly`]) with predicated event clock reads, by
+/// name.
+pub fn predicated_events(disassembly: &Disassembly) -> Vec<PredicatedEvents> {
     let mut found: BTreeMap<String, u32> = BTreeMap::new();
-    let mut function = String::new();
-    for raw in disassembly.lines() {
-        let line = raw.trim();
-        if let Some(name) = line
-            .strip_prefix(".text.")
-            .and_then(|l| l.strip_suffix(':'))
-            .or_else(|| line.strip_prefix("Function : "))
-        {
-            function = name.trim().to_string();
-        } else if is_predicated_clock_read(line) {
-            *found.entry(function.clone()).or_default() += 1;
+    for f in &disassembly.functions {
+        let events = f
+            .instructions
+            .iter()
+            .filter(|i| is_predicated_clock_read(i))
+            .count() as u32;
+        if events > 0 {
+            *found.entry(f.name.clone()).or_default() += events;
         }
     }
     found
@@ -115,28 +115,18 @@ fn growth(
         .collect()
 }
 
-/// Whether `line` is an instruction `/*offset*/ @P… OP R…, SR_CLOCKLO` with
-/// OP a 32-bit special-register read.
-fn is_predicated_clock_read(line: &str) -> bool {
-    let Some(body) = line
-        .strip_prefix("/*")
-        .and_then(|l| l.split_once("*/"))
-        .map(|(_, b)| b)
-    else {
-        return false;
-    };
-    let mut words = body.split_whitespace();
-    let (Some(guard), Some(op)) = (words.next(), words.next()) else {
-        return false;
-    };
-    guard.starts_with('@')
-        && matches!(op, "CS2R.32" | "S2R" | "S2UR")
-        && words.any(|w| w.trim_end_matches([';', ',']) == "SR_CLOCKLO")
+/// Whether `i` is `@P… OP R…, SR_CLOCKLO` with OP a 32-bit
+/// special-register read.
+fn is_predicated_clock_read(i: &SassInstruction) -> bool {
+    i.guard.is_some()
+        && matches!(i.opcode.as_str(), "CS2R.32" | "S2R" | "S2UR")
+        && i.operands.split(',').any(|w| w.trim() == "SR_CLOCKLO")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pc_map::parse_disassembly;
 
     /// Three functions as nvdisasm writes them: one with a predicated
     /// stamped event and a branched one, one whose 64-bit clock read (the
@@ -160,7 +150,7 @@ mod tests {
     #[test]
     fn counts_predicated_32_bit_clock_reads_per_function() {
         assert_eq!(
-            predicated_events(NVDISASM),
+            predicated_events(&parse_disassembly(NVDISASM)),
             vec![
                 PredicatedEvents {
                     function: "opened".into(),
@@ -175,20 +165,16 @@ mod tests {
     }
 
     #[test]
-    fn reads_cuobjdump_function_headers_too() {
-        let text = "\t\tFunction : sgemm_bench\n\
-                    \t/*0fa0*/ @P0 CS2R.32 R84, SR_CLOCKLO ; /* 0x0000000000547805 */\n";
-        let found = predicated_events(text);
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].function, "sgemm_bench");
-        assert!(found[0]
-            .message("sgemm")
-            .contains("predicated 1 marker event(s)"));
+    fn the_warning_names_module_function_and_count() {
+        let found = predicated_events(&parse_disassembly(NVDISASM));
+        let m = found[1].message("sgemm");
+        assert!(m.contains("module sgemm, function stamped"), "{m}");
+        assert!(m.contains("predicated 1 marker event(s)"), "{m}");
     }
 
     #[test]
     fn the_sidecar_round_trips_and_the_kernels_own_reads_do_not_count() {
-        let traced = parse(&render(&predicated_events(NVDISASM)));
+        let traced = parse(&render(&predicated_events(&parse_disassembly(NVDISASM))));
         assert_eq!(traced.get("stamped"), Some(&1));
         // The untraced build reads the clock under a predicate in `opened`
         // itself: that read is the kernel's, not a marker's.
@@ -205,6 +191,6 @@ mod tests {
     #[test]
     fn nothing_predicated_is_nothing_reported() {
         let text = ".text.k:\n/*0010*/ @!P0 BRA 0x80 ;\n/*0020*/ CS2R.32 R2, SR_CLOCKLO ;\n";
-        assert!(predicated_events(text).is_empty());
+        assert!(predicated_events(&parse_disassembly(text)).is_empty());
     }
 }

@@ -63,6 +63,10 @@ fn a_listing_gives_functions_instructions_and_their_inline_chains() {
     // no location lines: the one before holds
     assert_eq!(f.instructions[2].frames, [(0, 19), (0, 32)]);
     assert_eq!(f.instructions[2].opcode, "LDG.E");
+    assert_eq!(f.instructions[2].guard.as_deref(), Some("@!P0"));
+    assert_eq!(f.instructions[2].operands, "R0, desc[UR6][R2.64]");
+    assert_eq!(f.instructions[3].guard, None);
+    assert_eq!(f.instructions[3].operands, "R4, SR_CLOCKLO");
     assert_eq!(f.instructions[3].frames, [(1, 40), (0, 20), (0, 32)]);
     assert_eq!(f.instructions[3].opcode, "CS2R");
     assert_eq!(f.instructions[4].opcode, "EXIT");
