@@ -15,6 +15,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ktrace_runtime::export::chrome::ChromeWriter;
 use ktrace_runtime::export::perfetto::{LaunchGroup, PerfettoOptions, PerfettoWriter};
 use ktrace_runtime::export::summary::SummaryBuilder;
+use ktrace_runtime::format::capture::LaunchCapture;
 use ktrace_runtime::synth::SynthWarp;
 use ktrace_runtime::{
     decode::DecodeOptions, decode::Decoder, export::chrome::ChromeOptions,
@@ -26,6 +27,12 @@ fn opts() -> DecodeOptions {
         nominal_clock_khz: u64::from(common::CLOCK_KHZ),
         ..DecodeOptions::default()
     }
+}
+
+/// Decodes every warp of `launch`: its events and spans.
+fn decode_all(launch: &LaunchCapture) -> usize {
+    let dec = Decoder::new(launch.buffer().expect("fits its shape"), &opts());
+    dec.warps().map(|w| w.events.len() + w.spans.len()).sum()
 }
 
 fn host(c: &mut Criterion) {
@@ -44,16 +51,7 @@ fn host(c: &mut Criterion) {
     g.warm_up_time(Duration::from_millis(500));
     g.measurement_time(Duration::from_secs(3));
 
-    g.bench_function("decode", |b| {
-        b.iter(|| {
-            let dec = Decoder::new(launch.buffer().expect("fits its shape"), &opts());
-            let mut n = 0usize;
-            for w in dec.warps() {
-                n += w.events.len() + w.spans.len();
-            }
-            black_box(n)
-        })
-    });
+    g.bench_function("decode", |b| b.iter(|| black_box(decode_all(launch))));
     // The same warps with a time anchor every 2,048 cycles, and with
     // stamped events (KTRACE_ANCHORS_STAMP), whose stamps are unwrapped.
     for (name, build) in [
@@ -65,16 +63,7 @@ fn host(c: &mut Criterion) {
     ] {
         let cap = common::capture_as(1_000_000, build);
         let launch = &cap.launches[0];
-        g.bench_function(name, |b| {
-            b.iter(|| {
-                let dec = Decoder::new(launch.buffer().expect("fits its shape"), &opts());
-                let mut n = 0usize;
-                for w in dec.warps() {
-                    n += w.events.len() + w.spans.len();
-                }
-                black_box(n)
-            })
-        });
+        g.bench_function(name, |b| b.iter(|| black_box(decode_all(launch))));
     }
     g.bench_function("chrome_to_sink", |b| {
         b.iter(|| {

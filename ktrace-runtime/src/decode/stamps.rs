@@ -24,7 +24,7 @@
 
 use super::calibrate::{ClockRatio, TimerPair, TimerPoint};
 use super::ring::{Kept, Slot};
-use crate::format::layout::{ANCHOR_CYCLES_DEFAULT, STAMP_BITS, STAMP_LOW_BIT};
+use crate::format::layout::{SlotMeta, ANCHOR_CYCLES_DEFAULT, STAMP_BITS, STAMP_LOW_BIT};
 
 /// Nanoseconds after which a stamp repeats.
 const PERIOD_NS: i128 = 1 << (STAMP_LOW_BIT + STAMP_BITS);
@@ -69,7 +69,7 @@ impl Stamps {
         let meta = &slot.meta;
         Stamps {
             rate: *rate,
-            low: meta.init_globaltimer & ((1 << STAMP_LOW_BIT) - 1),
+            low: low_bits(meta),
             last: TimerPair::open(meta).into(),
             seen: 0,
             all: (!kept.starts_at_open()).then(|| readings(slot, kept, rate)),
@@ -88,7 +88,7 @@ impl Stamps {
         clock: i128,
         stamp: u16,
     ) -> Option<TimerPoint> {
-        let gap = self.rate.cycles_to_ps(clock - self.last.clock) / 1000;
+        let gap = ns(&self.rate, clock - self.last.clock);
         if self.all.is_none() && gap > LONG_GAP_NS {
             self.all = Some(readings(slot, kept, &self.rate));
         }
@@ -143,7 +143,7 @@ fn readings(slot: &Slot<'_>, kept: &Kept, rate: &ClockRatio) -> Vec<TimerPoint> 
     if meta.is_flushed() {
         nodes.push(pair(TimerPair::flush(meta)));
     }
-    let low = meta.init_globaltimer & ((1 << STAMP_LOW_BIT) - 1);
+    let low = low_bits(meta);
     let fallback = TimerPoint::from(TimerPair::open(meta));
     let first = usize::from(open);
     let all = unwrap(&nodes, low, rate, fallback);
@@ -155,6 +155,17 @@ fn readings(slot: &Slot<'_>, kept: &Kept, rate: &ClockRatio) -> Vec<TimerPoint> 
             globaltimer,
         })
         .collect()
+}
+
+/// The timer bits below the stamp: the open reading's (the timer moves in
+/// 32 ns steps, so they do not change).
+fn low_bits(meta: &SlotMeta) -> u64 {
+    meta.init_globaltimer & ((1 << STAMP_LOW_BIT) - 1)
+}
+
+/// Nanoseconds of `cycles` at `rate`, truncated (`q` of "Time" step 12).
+fn ns(rate: &ClockRatio, cycles: i128) -> i128 {
+    rate.cycles_to_ps(cycles) / 1000
 }
 
 /// The reading stamped `stamp` (above the timer's `low` bits) nearest to
@@ -223,7 +234,7 @@ struct Unwrap<'n> {
 impl Unwrap<'_> {
     /// Nanoseconds of `cycles` at the rate, truncated.
     fn ns(&self, cycles: i128) -> i128 {
-        self.rate.cycles_to_ps(cycles) / 1000
+        ns(self.rate, cycles)
     }
 
     /// The node reading stamped like node `i` nearest to `predicted`.
