@@ -9,7 +9,8 @@
 //! untraced one, alternating launches, and prints the medians: the default
 //! build (store recorder), the build with the newest-N shared-memory
 //! recorder (`gemm_newest.cu`, 64 events kept per warp), the store recorder
-//! with time anchors by the event count (`gemm_count`), the untraced
+//! with time anchors by the event count (`gemm_count`) and with stamped
+//! events (`gemm_stamp`), the untraced
 //! kernel with 7,168 bytes more shared memory and with its producer at 40
 //! registers instead of 24 (the `gemm_p40` variant), and the newest-N build without
 //! the skip branch (`gemm_newest_nobranch.cu`, producer at 40) against the
@@ -55,6 +56,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // The store recorder with time anchors by the event count
         // (KTRACE_ANCHORS_COUNT), on the default session's buffer.
         let count = load_gemm_module_variant(&ctx, &kernels::GEMM_COUNT, true)?;
+        // Stamped events (KTRACE_ANCHORS_STAMP), on the same buffer.
+        let stamp = load_gemm_module_variant(&ctx, &kernels::GEMM_STAMP, true)?;
         // The untraced kernel with its producer at 40 registers and its
         // consumers at 232 (the gemm_p40 variant), the base of the no-branch rows,
         // which are built so.
@@ -82,11 +85,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             p.launch(&stream, &newest_nb, &on_n)?;
             p.launch(&stream, &p40, &off)?;
             p.launch(&stream, &count, &on)?;
+            p.launch(&stream, &stamp, &on)?;
         }
         let (mut tu, mut tt, mut t0) = (Vec::new(), Vec::new(), Vec::new());
         let (mut tn, mut tn0, mut tp) = (Vec::new(), Vec::new(), Vec::new());
         let (mut tb, mut tb0, mut t40) = (Vec::new(), Vec::new(), Vec::new());
         let (mut tc, mut tc0) = (Vec::new(), Vec::new());
+        let (mut ts, mut ts0) = (Vec::new(), Vec::new());
         for _ in 0..reps {
             tu.extend(time_ms(&ctx, &stream, 0, 1, || {
                 p.launch(&stream, &untraced, &off)
@@ -118,6 +123,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             tc0.extend(time_ms(&ctx, &stream, 0, 1, || {
                 p.launch(&stream, &count, &off)
             })?);
+            ts.extend(time_ms(&ctx, &stream, 0, 1, || {
+                p.launch(&stream, &stamp, &on)
+            })?);
+            ts0.extend(time_ms(&ctx, &stream, 0, 1, || {
+                p.launch(&stream, &stamp, &off)
+            })?);
             p.cfg.shared_mem_bytes += PAD;
             let t = time_ms(&ctx, &stream, 0, 1, || p.launch(&stream, &padded, &off));
             p.cfg.shared_mem_bytes -= PAD;
@@ -127,6 +138,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (mn, mn0, mp) = (median(&mut tn), median(&mut tn0), median(&mut tp));
         let (mb, mb0, m40) = (median(&mut tb), median(&mut tb0), median(&mut t40));
         let (mc, mc0) = (median(&mut tc), median(&mut tc0));
+        let (ms, ms0) = (median(&mut ts), median(&mut ts0));
         let tf = |ms: f32| flops / (ms as f64 * 1e-3) / 1e12;
         println!("gemm {m}x{n}x{k}, {reps} alternating launches each, medians:");
         println!(
@@ -145,6 +157,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         row("traced, null buffer", m0);
         row("anchors by count, all warps", mc);
         row("anchors by count, null buffer", mc0);
+        row("stamped events, all warps", ms);
+        row("stamped events, null buffer", ms0);
         row("newest-64, all warps", mn);
         row("newest-64, null buffer", mn0);
         row(&format!("untraced, +{PAD} B smem"), mp);

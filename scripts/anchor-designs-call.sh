@@ -9,7 +9,8 @@
 # --examples`; tp_bench from
 # bench/thirdparty) and writes $OUT/log.txt, plus the stamped dvfs capture
 # and its truth.
-# Environment: TP_ROUNDS (default 100), RB_REPS (default 40), GEMM_REPS
+# Environment: TP_ROUNDS (default 100), RB_REPS (default 40), RB_DESIGNS
+# (default store,storena,storest; empty for every design), GEMM_REPS
 # (default 60), TP_PASSES (default 2), TP_FILTER, SHORT=1 to stop after tp_bench,
 # NO_PROTON=1 to skip Proton (which needs ../shared/anchors or
 # .device/proton_overhead.py).
@@ -35,7 +36,9 @@ step() { echo; echo "=== $* ($(date +%T))"; }
   if [ -x $B/gemm ]; then
     step "gemm --bench ${GEMM_REPS:-60}"; $B/gemm --bench "${GEMM_REPS:-60}"
   fi
-  step "recorder_bench"; KTRACE_BENCH_DESIGNS=store,storena,storest $B/recorder_bench "${RB_REPS:-40}"
+  step "recorder_bench ${RB_DESIGNS-store,storena,storest}"
+  if [ -n "${RB_DESIGNS-store,storena,storest}" ]; then export KTRACE_BENCH_DESIGNS="${RB_DESIGNS-store,storena,storest}"; fi
+  $B/recorder_bench "${RB_REPS:-40}"
   proton=.device/proton_overhead.py
   [ -f "$proton" ] || proton=../shared/anchors/proton_overhead.py
   if [ -z "${NO_PROTON:-}" ] && [ -f "$proton" ]; then

@@ -60,6 +60,13 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
         "examples/kernels/gemm.cu",
         &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")],
     ),
+    // The bf16 GEMM with stamped events (KTRACE_ANCHORS_STAMP), for
+    // `gemm --bench`.
+    (
+        "gemm_stamp",
+        "examples/kernels/gemm.cu",
+        &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_STAMP")],
+    ),
     // The bf16 GEMM with its producer warpgroup at 40 registers and its
     // consumers at 232 (gemm.cu: 24 and 240), for `gemm --bench`: what the
     // 24-register producer costs or saves untraced.

@@ -43,6 +43,9 @@
 // OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
 // SOFTWARE.
 
+// The shared-memory recorders (the newest and smem designs) reserve an area
+// for this many warps a block (384 threads: 12 warps), not the default 32.
+#define KTRACE_SMEM_WARPS 12
 #include <ktrace.cuh>
 
 #include <cuda.h>

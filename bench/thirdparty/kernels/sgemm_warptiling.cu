@@ -38,6 +38,9 @@
 // OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
 // SOFTWARE.
 
+// The shared-memory recorders (the newest and smem designs) reserve an area
+// for this many warps a block (128 threads: 4 warps), not the default 32.
+#define KTRACE_SMEM_WARPS 4
 #include <ktrace.cuh>
 
 #include <algorithm>

@@ -153,7 +153,10 @@ pub fn run(rounds: usize, passes: usize, filter: Option<&str>) -> Result<()> {
     let mut kernels = Vec::new();
     for (name, _) in KERNELS {
         let wanted = filter.is_none_or(|f| {
-            name.contains(f) || DESIGNS.iter().any(|(d, on, _)| *on && d.contains(f))
+            name.contains(f)
+                || DESIGNS
+                    .iter()
+                    .any(|(d, on, _)| on.contains(name) && d.contains(f))
         });
         if !wanted {
             continue;

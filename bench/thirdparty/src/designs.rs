@@ -7,9 +7,17 @@
 /// FILTER matches; the source is compiled once per design that is on.
 pub type Kernel = (&'static str, &'static str);
 
-/// A design: `(name, on, macros)`, each macro `(name, value)` an nvcc `-D`
-/// of the design's builds (traced and untraced).
-pub type Design = (&'static str, bool, &'static [(&'static str, &'static str)]);
+/// A design: `(name, kernels, macros)`: the kernels it is built for (none:
+/// off), and its macros, each `(name, value)` an nvcc `-D` of the design's
+/// builds (traced and untraced).
+pub type Design = (
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+);
+
+/// Every kernel of [`KERNELS`], for a design that is built for all.
+pub const ALL: &[&str] = &["sgemm", "fastcu"];
 
 pub const KERNELS: &[Kernel] = &[
     // siboehm/SGEMM_CUDA sgemmWarptiling<128,128,16,64,64,4,8,4,128>, fp32 4096^3.
@@ -20,13 +28,28 @@ pub const KERNELS: &[Kernel] = &[
 
 pub const DESIGNS: &[Design] = &[
     // The default recorder (store) with time anchors by the clock.
-    ("default", true, &[]),
+    ("default", ALL, &[]),
     // Time anchors by the event count.
-    ("count", true, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")]),
+    ("count", ALL, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")]),
     // No time anchors.
-    ("noanchor", true, &[("KTRACE_ANCHOR_CYCLES", "0")]),
+    ("noanchor", ALL, &[("KTRACE_ANCHOR_CYCLES", "0")]),
     // Time stamps in the events (KTRACE_ANCHORS_STAMP): no anchor entries.
-    ("stamp", true, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_STAMP")]),
+    ("stamp", ALL, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_STAMP")]),
+    // Each warp keeps its newest 64 events in shared memory.
+    (
+        "newest",
+        ALL,
+        &[("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST")],
+    ),
+    // Events staged in shared memory, copied out by the copy engine.
+    ("smem", ALL, &[("KTRACE_RECORDER", "KTRACE_RECORDER_SMEM")]),
+    // Events held in the warp's registers, written 32 at a time. Markers
+    // must be reached by the whole warp: not fast.cu's one-lane producer.
+    (
+        "ring",
+        &["sgemm"],
+        &[("KTRACE_RECORDER", "KTRACE_RECORDER_RING")],
+    ),
 ];
 
 /// The module of `kernel` built as `design`: `sgemm_default`, the constant
