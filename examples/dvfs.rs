@@ -15,9 +15,9 @@
 //! `dvfs_count`: each warp records an anchor every 16 entries), every warp
 //! traced: the timeline warp's times go through the anchors of all the
 //! traced warps on its SM.
-//! `--stamp`: the kernel built with `KTRACE_ANCHORS_STAMP` (variant
-//! `dvfs_stamp`: every event stamped with `%globaltimer` bits, no anchor
-//! entries).
+//! `--clock`: the kernel built with `KTRACE_ANCHORS_CLOCK` (variant
+//! `dvfs_clock`: time anchors by the clock, the default before stamped
+//! events).
 //! Writes `dvfs.ktrace` (the capture) and `dvfs_truth.bin` (the truth,
 //! see `ktrace_examples::truth`) beside the trace.
 
@@ -38,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quiet = args.iter().any(|a| a == "--quiet");
     let count = args.iter().any(|a| a == "--count");
-    let stamp = args.iter().any(|a| a == "--stamp");
+    let clock = args.iter().any(|a| a == "--clock");
     let value = |flag: &str| -> Option<u32> {
         let i = args.iter().position(|a| a == flag)?;
         args.get(i + 1)?.parse().ok()
@@ -68,8 +68,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &ctx,
         if count {
             &kernels::DVFS_COUNT
-        } else if stamp {
-            &kernels::DVFS_STAMP
+        } else if clock {
+            &kernels::DVFS_CLOCK
         } else {
             &kernels::DVFS
         },
@@ -135,8 +135,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "dvfs: {blocks} timeline warps (warp 0{}), {markers} markers each, {} load; warps lasted {:.2}..{:.2} ms",
         if count {
             ", every warp anchoring by its count"
-        } else if stamp {
-            ", every event stamped"
+        } else if clock {
+            ", time anchors by the clock"
         } else {
             ""
         },

@@ -9,8 +9,8 @@
 //! untraced one, alternating launches, and prints the medians: the default
 //! build (store recorder), the build with the newest-N shared-memory
 //! recorder (`gemm_newest.cu`, 64 events kept per warp), the store recorder
-//! with time anchors by the event count (`gemm_count`) and with stamped
-//! events (`gemm_stamp`), the untraced
+//! with time anchors by the event count (`gemm_count`) and by the clock
+//! (`gemm_clock`), the untraced
 //! kernel with 7,168 bytes more shared memory and with its producer at 40
 //! registers instead of 24 (the `gemm_p40` variant), and the newest-N build without
 //! the skip branch (`gemm_newest_nobranch.cu`, producer at 40) against the
@@ -56,8 +56,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // The store recorder with time anchors by the event count
         // (KTRACE_ANCHORS_COUNT), on the default session's buffer.
         let count = load_gemm_module_variant(&ctx, &kernels::GEMM_COUNT, true)?;
-        // Stamped events (KTRACE_ANCHORS_STAMP), on the same buffer.
-        let stamp = load_gemm_module_variant(&ctx, &kernels::GEMM_STAMP, true)?;
+        // Time anchors by the clock (KTRACE_ANCHORS_CLOCK), on the same
+        // buffer.
+        let clock = load_gemm_module_variant(&ctx, &kernels::GEMM_CLOCK, true)?;
         // The untraced kernel with its producer at 40 registers and its
         // consumers at 232 (the gemm_p40 variant), the base of the no-branch rows,
         // which are built so.
@@ -85,7 +86,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             p.launch(&stream, &newest_nb, &on_n)?;
             p.launch(&stream, &p40, &off)?;
             p.launch(&stream, &count, &on)?;
-            p.launch(&stream, &stamp, &on)?;
+            p.launch(&stream, &clock, &on)?;
         }
         let (mut tu, mut tt, mut t0) = (Vec::new(), Vec::new(), Vec::new());
         let (mut tn, mut tn0, mut tp) = (Vec::new(), Vec::new(), Vec::new());
@@ -124,10 +125,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 p.launch(&stream, &count, &off)
             })?);
             ts.extend(time_ms(&ctx, &stream, 0, 1, || {
-                p.launch(&stream, &stamp, &on)
+                p.launch(&stream, &clock, &on)
             })?);
             ts0.extend(time_ms(&ctx, &stream, 0, 1, || {
-                p.launch(&stream, &stamp, &off)
+                p.launch(&stream, &clock, &off)
             })?);
             p.cfg.shared_mem_bytes += PAD;
             let t = time_ms(&ctx, &stream, 0, 1, || p.launch(&stream, &padded, &off));
@@ -157,8 +158,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         row("traced, null buffer", m0);
         row("anchors by count, all warps", mc);
         row("anchors by count, null buffer", mc0);
-        row("stamped events, all warps", ms);
-        row("stamped events, null buffer", ms0);
+        row("anchors by clock, all warps", ms);
+        row("anchors by clock, null buffer", ms0);
         row("newest-64, all warps", mn);
         row("newest-64, null buffer", mn0);
         row(&format!("untraced, +{PAD} B smem"), mp);

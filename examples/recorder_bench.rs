@@ -8,13 +8,14 @@
 //!
 //! Designs (rows), all writing the same buffer layout:
 //! - `store`: the default, one 8-byte global store per event
-//!   (`KTRACE_RECORDER_STORE`);
+//!   (`KTRACE_RECORDER_STORE`), stamped with `%globaltimer` bits;
 //! - `storecnt`: as `store`, built with `KTRACE_ANCHORS_COUNT` (an
 //!   anchor every 16 entries of each warp, tested on the count);
-//! - `storest`: as `store`, built with `KTRACE_ANCHORS_STAMP` (every event
-//!   stamped with `%globaltimer` bits, no anchor entries and no test);
-//! - `storena`: as `store`, built without time anchors (what the
-//!   per-event anchor test costs);
+//! - `storeclk`: as `store`, built with `KTRACE_ANCHORS_CLOCK` (time
+//!   anchors by the clock: a test in every event, an anchor entry after
+//!   each event in a new period of 2,048 cycles);
+//! - `storena`: as `store`, built without time anchors or stamps
+//!   (`KTRACE_ANCHOR_CYCLES 0`: what the stamp costs);
 //! - `ring`: events held in registers, one 256-byte warp store per 32;
 //! - `smem`: `KTRACE_RECORDER_SMEM`, one 8-byte shared-memory store per event, each
 //!   full half of 16 entries copied out with cp.async.bulk; keeps every
@@ -81,7 +82,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let all_designs: [(&str, KernelModule, u32); 11] = [
         ("store", kernels::RECORDER_STORE, 4096),
         ("storecnt", kernels::RECORDER_STORE_COUNT, 4096),
-        ("storest", kernels::RECORDER_STORE_STAMP, 4096),
+        ("storeclk", kernels::RECORDER_STORE_CLOCK, 4096),
         ("storena", kernels::RECORDER_STORE_NOANCHOR, 4096),
         ("ring", kernels::RECORDER_RING, 4096),
         ("smem", kernels::RECORDER_SMEM, 4096),
@@ -206,7 +207,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             4096,
         ),
         ("store, no anchors", &kernels::SGEMM_BENCH_NOANCHOR, 4096),
-        ("store, stamped events", &kernels::SGEMM_BENCH_STAMP, 4096),
+        (
+            "store, anchors by the clock",
+            &kernels::SGEMM_BENCH_CLOCK,
+            4096,
+        ),
         ("shared-memory recorder", &kernels::SGEMM_BENCH_SMEM, 4096),
         ("newest-64 recorder", &kernels::SGEMM_BENCH_NEWEST, 64),
         (

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# One device call comparing the default recorder's anchor designs: the
-# shared-memory alignment check, the dvfs truth with anchors and with
-# stamped events (KTRACE_ANCHORS_STAMP), the two public kernels of
-# bench/thirdparty in every design, and the recorder microbenchmark's
+# One device call comparing the default recorder's time designs: the
+# shared-memory alignment check, the dvfs truth with stamped events (the
+# default) and with anchors by the clock (KTRACE_ANCHORS_CLOCK), the two
+# public kernels of bench/thirdparty in every design, and the recorder microbenchmark's
 # store builds; optionally Proton's per-record figures beside them.
 # Expects release binaries in .device/bin (smem_align, dvfs,
 # recorder_bench and, optionally, gemm from `cargo build --release
 # --examples`; tp_bench from
-# bench/thirdparty) and writes $OUT/log.txt, plus the stamped dvfs capture
+# bench/thirdparty) and writes $OUT/log.txt, plus the default dvfs capture
 # and its truth.
 # Environment: TP_ROUNDS (default 100), RB_REPS (default 40), RB_DESIGNS
-# (default store,storena,storest; empty for every design), GEMM_REPS
+# (default store,storena,storeclk; empty for every design), GEMM_REPS
 # (default 60), TP_PASSES (default 2), TP_FILTER, SHORT=1 to stop after tp_bench,
 # NO_PROTON=1 to skip Proton (which needs ../shared/anchors or
 # .device/proton_overhead.py).
@@ -27,8 +27,8 @@ step() { echo; echo "=== $* ($(date +%T))"; }
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
   step smem_align; (cd "$W" && KTRACE=1 "$R/$B/smem_align"); echo "exit $?"
   step "dvfs default"; (cd "$W" && KTRACE=1 KTRACE_CAPTURE=dvfs.ktrace "$R/$B/dvfs" 2>&1 | grep -v "warning: block\|more warnings"); echo "exit $?"
-  step "dvfs --stamp"; (cd "$W" && KTRACE=1 KTRACE_CAPTURE=dvfs_stamp.ktrace "$R/$B/dvfs" --stamp 2>&1 | grep -v "warning: block\|more warnings"); echo "exit $?"
-  cp "$W/dvfs_stamp.ktrace" "$OUT/" 2>/dev/null; cp "$W/dvfs_truth.bin" "$OUT/dvfs_stamp_truth.bin" 2>/dev/null
+  cp "$W/dvfs.ktrace" "$OUT/" 2>/dev/null; cp "$W/dvfs_truth.bin" "$OUT/dvfs_truth.bin" 2>/dev/null
+  step "dvfs --clock"; (cd "$W" && KTRACE=1 KTRACE_CAPTURE=dvfs_clock.ktrace "$R/$B/dvfs" --clock 2>&1 | grep -v "warning: block\|more warnings"); echo "exit $?"
   if [ -x $B/tp_bench ]; then
     step "tp_bench ${TP_ROUNDS:-100} ${TP_PASSES:-2}"; $B/tp_bench "${TP_ROUNDS:-100}" "${TP_PASSES:-2}" ${TP_FILTER:-}
   fi
@@ -36,8 +36,8 @@ step() { echo; echo "=== $* ($(date +%T))"; }
   if [ -x $B/gemm ]; then
     step "gemm --bench ${GEMM_REPS:-60}"; $B/gemm --bench "${GEMM_REPS:-60}"
   fi
-  step "recorder_bench ${RB_DESIGNS-store,storena,storest}"
-  if [ -n "${RB_DESIGNS-store,storena,storest}" ]; then export KTRACE_BENCH_DESIGNS="${RB_DESIGNS-store,storena,storest}"; fi
+  step "recorder_bench ${RB_DESIGNS-store,storena,storeclk}"
+  if [ -n "${RB_DESIGNS-store,storena,storeclk}" ]; then export KTRACE_BENCH_DESIGNS="${RB_DESIGNS-store,storena,storeclk}"; fi
   $B/recorder_bench "${RB_REPS:-40}"
   proton=.device/proton_overhead.py
   [ -f "$proton" ] || proton=../shared/anchors/proton_overhead.py

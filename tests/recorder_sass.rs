@@ -249,6 +249,8 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
     };
     let dir = Path::new(env!("OUT_DIR")).join("ktrace/kernels");
     let designs = [
+        // Stamped events (the default): no anchor test; a second timer
+        // read, and the stamp's mask and multiply-add into the tag.
         Design {
             name: "store",
             max_event: 10,
@@ -259,10 +261,9 @@ fn events_and_sampled_out_sites_in_the_benchmark_loop() {
             max_event: 10,
             stores: 1,
         },
-        // Stamped events: no anchor test; a second timer read, and the
-        // stamp's mask and multiply-add into the tag, instead.
+        // Time anchors by the clock: the anchor test and its branch.
         Design {
-            name: "store_stamp",
+            name: "store_clock",
             max_event: 10,
             stores: 1,
         },
@@ -479,9 +480,16 @@ fn sampled_out_sites_in_the_examples_main_loops() {
         return;
     };
     let dir = Path::new(env!("OUT_DIR")).join("ktrace/kernels");
+    // The SGEMM benchmark's default build (stamped events) has one event
+    // of its loop predicated instead of branched over (the build warns):
+    // a sampled-out site issues it whole, 4.33 instructions a site against
+    // 1.25 with time anchors by the clock (`sgemm_bench_clock`), whose
+    // events keep their branch. On an H100 its null-buffer launches cost
+    // no more for it (+2.98% against +3.18%; docs/performance.md).
     for (module, function, max) in [
         ("gemm", "ktrace_gemm_bf16_tn", 1.25),
-        ("sgemm_bench", "sgemm_bench", 1.25),
+        ("sgemm_bench", "sgemm_bench", 4.5),
+        ("sgemm_bench_clock", "sgemm_bench", 1.25),
         ("warp_specialized_store", "warp_specialized", 4.0),
     ] {
         let b = BenchLoop::new(
@@ -578,14 +586,14 @@ fn the_null_early_out_tests_the_argument_before_anything_else() {
     }
 }
 
-/// The build's check for marker events that ptxas predicated instead of
-/// branching over them (`ktrace_build::predicated`, a `cargo:warning`):
-/// no example built with time anchors by the clock (every default build)
-/// has one, and the SGEMM benchmark built with stamped events, whose
-/// main loop has one, is reported. Skipped with a message where the build
-/// had no `nvdisasm` to look with.
+/// The build's check for marker events that ptxas predicated inside a
+/// loop instead of branching over them (`ktrace_build::predicated`, a
+/// `cargo:warning`): of every example build, only the SGEMM benchmark's
+/// default (stamped) build and its build without anchors have one, in
+/// its main loop; its build with time anchors by the clock has none.
+/// Skipped with a message where the build had no `nvdisasm` to look with.
 #[test]
-fn predicated_events_are_reported_and_no_anchored_build_has_one() {
+fn predicated_events_in_loops_are_reported_only_where_known() {
     let dir = Path::new(env!("OUT_DIR")).join("ktrace/kernels");
     let mut reported = Vec::new();
     for entry in std::fs::read_dir(&dir).expect("the kernels' directory") {
@@ -604,16 +612,17 @@ fn predicated_events_are_reported_and_no_anchored_build_has_one() {
         }
     }
     println!("predicated events: {reported:?}");
-    for (module, function, events) in &reported {
-        assert!(
-            module.ends_with("_stamp") || module.ends_with("_noanchor"),
-            "{module} ({function}): {events} event(s) predicated in a build with anchor paths"
-        );
-    }
-    assert!(
-        reported
-            .iter()
-            .any(|(m, f, _)| m == "sgemm_bench_stamp" && f == "sgemm_bench"),
-        "the stamped SGEMM benchmark's predicated event was not reported: {reported:?}"
+    reported.sort();
+    let expected = [
+        ("sgemm_bench".to_string(), "sgemm_bench".to_string(), 1),
+        (
+            "sgemm_bench_noanchor".to_string(),
+            "sgemm_bench".to_string(),
+            1,
+        ),
+    ];
+    assert_eq!(
+        reported, expected,
+        "predicated events in loops, by module and function"
     );
 }

@@ -60,12 +60,12 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
         "examples/kernels/gemm.cu",
         &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")],
     ),
-    // The bf16 GEMM with stamped events (KTRACE_ANCHORS_STAMP), for
-    // `gemm --bench`.
+    // The bf16 GEMM with time anchors by the clock (KTRACE_ANCHORS_CLOCK,
+    // the default before stamped events), for `gemm --bench`.
     (
-        "gemm_stamp",
+        "gemm_clock",
         "examples/kernels/gemm.cu",
-        &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_STAMP")],
+        &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_CLOCK")],
     ),
     // The bf16 GEMM with its producer warpgroup at 40 registers and its
     // consumers at 232 (gemm.cu: 24 and 240), for `gemm --bench`: what the
@@ -163,29 +163,29 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
         "examples/kernels/dvfs.cu",
         &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")],
     ),
-    // Recorder microbenchmark, store recorder with every event stamped
-    // with %globaltimer bits (KTRACE_ANCHORS_STAMP): no anchor test.
+    // Recorder microbenchmark, store recorder with time anchors by the
+    // clock (KTRACE_ANCHORS_CLOCK): the anchor test in every event.
     (
-        "recorder_store_stamp",
+        "recorder_store_clock",
         "examples/bench/recorder_bench.cuh",
         &[
             ("KTRACE_RECORDER", "0"),
-            ("KTRACE_ANCHORS", "KTRACE_ANCHORS_STAMP"),
+            ("KTRACE_ANCHORS", "KTRACE_ANCHORS_CLOCK"),
         ],
     ),
-    // The fp32 SGEMM with stamped events (KTRACE_ANCHORS_STAMP), for
-    // recorder_bench.
+    // The fp32 SGEMM with time anchors by the clock (KTRACE_ANCHORS_CLOCK),
+    // for recorder_bench and tests/recorder_sass.rs.
     (
-        "sgemm_bench_stamp",
+        "sgemm_bench_clock",
         "examples/kernels/sgemm_bench.cu",
-        &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_STAMP")],
+        &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_CLOCK")],
     ),
-    // The dvfs kernel with stamped events (KTRACE_ANCHORS_STAMP), for
-    // `dvfs --stamp`.
+    // The dvfs kernel with time anchors by the clock (KTRACE_ANCHORS_CLOCK),
+    // for `dvfs --clock`.
     (
-        "dvfs_stamp",
+        "dvfs_clock",
         "examples/kernels/dvfs.cu",
-        &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_STAMP")],
+        &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_CLOCK")],
     ),
     // The fp32 SGEMM without time anchors, for recorder_bench.
     (

@@ -215,3 +215,23 @@ fn install(written: &Path, image: &Path) -> Result<(), Error> {
     let _ = std::fs::remove_file(written);
     Ok(())
 }
+
+/// Removes the images and sidecars of modules that an earlier build of this
+/// output directory had and this one does not (a variant dropped or
+/// renamed), so that nothing reading the image directory finds them. A
+/// file that cannot be removed stays; it is only stale.
+pub(crate) fn remove_stale_images(out: &Output) {
+    let Some(dir) = out.modules.first().and_then(|(_, t, _)| t.parent()) else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let listing: Vec<String> = entries
+        .filter_map(|e| Some(e.ok()?.file_name().to_str()?.to_string()))
+        .collect();
+    let modules: Vec<String> = out.modules.iter().map(|(m, _, _)| m.clone()).collect();
+    for name in crate::plan::stale_images(&listing, &modules) {
+        let _ = std::fs::remove_file(dir.join(name));
+    }
+}

@@ -470,6 +470,7 @@ impl Build {
         let toolchain = self.toolchain(&plan)?;
         let spans = maps::spans(&sources.scanned, &plan.table);
         let mut out = execute::execute(plan, toolchain.as_ref(), &spans, cargo)?;
+        execute::remove_stale_images(&out);
         for (module, traced, untraced) in &out.modules {
             // A module whose images cannot be read was just written by
             // nvcc: its build says what went wrong, not this check.

@@ -158,6 +158,9 @@ pub struct SassFunction {
     pub name: String,
     /// Its instructions in address order.
     pub instructions: Vec<SassInstruction>,
+    /// Its branch labels (`.L_x_5`) with the offset of the instruction
+    /// each names, in address order.
+    pub labels: Vec<(String, u32)>,
 }
 
 /// A parsed `nvdisasm -c -g -gi` listing.
@@ -179,6 +182,8 @@ pub fn parse_disassembly(text: &str) -> Disassembly {
     let mut pending: Vec<(usize, u32)> = Vec::new();
     let mut fresh = false;
     let mut current: Vec<(usize, u32)> = Vec::new();
+    // Labels seen since the last instruction: they name the next one.
+    let mut labels: Vec<String> = Vec::new();
     for raw in text.lines() {
         let line = raw.trim();
         if let Some(name) = line
@@ -188,10 +193,14 @@ pub fn parse_disassembly(text: &str) -> Disassembly {
             d.functions.push(SassFunction {
                 name: name.to_string(),
                 instructions: Vec::new(),
+                labels: Vec::new(),
             });
+            labels.clear();
             current.clear();
             pending.clear();
             fresh = false;
+        } else if let Some(label) = line.strip_suffix(':').filter(|l| l.starts_with(".L")) {
+            labels.push(label.to_string());
         } else if let Some(rest) = line.strip_prefix("//## File ") {
             if !fresh {
                 pending.clear();
@@ -207,6 +216,8 @@ pub fn parse_disassembly(text: &str) -> Disassembly {
                 fresh = false;
             }
             if let Some(f) = d.functions.last_mut() {
+                f.labels
+                    .extend(labels.drain(..).map(|label| (label, offset)));
                 f.instructions.push(SassInstruction {
                     offset,
                     opcode,

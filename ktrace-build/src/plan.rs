@@ -291,6 +291,24 @@ fn beside(image: &Path, extension: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// The files of the image directory, by name (`listing`), that belong to
+/// no module of this build (`modules`): the images and sidecars of a
+/// module or variant that an earlier build had and this one dropped or
+/// renamed (`old.traced.cubin`, `old.untraced.cubin.pcmap`, ...), which
+/// would otherwise stay beside the build's own images.
+pub(crate) fn stale_images<'l>(listing: &'l [String], modules: &[String]) -> Vec<&'l str> {
+    listing
+        .iter()
+        .filter(|name| {
+            [".traced.", ".untraced."].iter().any(|build| {
+                name.split_once(build)
+                    .is_some_and(|(module, _)| !modules.iter().any(|m| m == module))
+            })
+        })
+        .map(String::as_str)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -607,6 +625,30 @@ mod tests {
                 .modules
                 .len(),
             3
+        );
+    }
+
+    #[test]
+    fn images_of_dropped_modules_are_stale_and_nothing_else_is() {
+        let listing: Vec<String> = [
+            "a.traced.cubin",
+            "a.untraced.cubin.pcmap",
+            "old.traced.cubin",
+            "old.untraced.cubin.predicated",
+            "old_b.traced.fatbin.manifest",
+            "notes.txt",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let modules = vec!["a".to_string(), "old_c".to_string()];
+        assert_eq!(
+            stale_images(&listing, &modules),
+            [
+                "old.traced.cubin",
+                "old.untraced.cubin.predicated",
+                "old_b.traced.fatbin.manifest"
+            ]
         );
     }
 }

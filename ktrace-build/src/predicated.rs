@@ -10,11 +10,16 @@
 //! (docs/performance.md, "Stamped events"). An event's clock read is a
 //! 32-bit read of `SR_CLOCKLO` (`CS2R.32`, `S2R` or `S2UR`; the open and
 //! the flush read all 64 bits), so a predicated one is a predicated event.
+//!
+//! Only events inside a loop count (an instruction that a later branch in
+//! the function jumps back to or over): there a warp that records nothing
+//! issues the event every iteration. A predicated event outside any loop
+//! costs such a warp a few instructions once.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::pc_map::{Disassembly, SassInstruction};
+use crate::pc_map::{Disassembly, SassFunction, SassInstruction};
 
 /// The predicated events of one function of a traced image.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,12 +34,12 @@ impl PredicatedEvents {
     /// The warning for module `module`.
     pub fn message(&self, module: &str) -> String {
         format!(
-            "ktrace: module {module}, function {}: ptxas predicated {} marker event(s) instead of \
-             branching over them (their clock read is `@P... SR_CLOCKLO` in the SASS), so a warp \
-             that records nothing there (tracing off, sampled out, a condition false) issues each \
-             whole; measure the traced build with tracing off, and if it costs, keep the default \
-             time anchors (this happens to events without an anchor path: KTRACE_ANCHORS_STAMP, \
-             KTRACE_ANCHOR_CYCLES=0)",
+            "ktrace: module {module}, function {}: ptxas predicated {} marker event(s) in a loop \
+             instead of branching over them (their clock read is `@P... SR_CLOCKLO` in the SASS), \
+             so a warp that records nothing there (tracing off, sampled out, a condition false) \
+             issues each whole every iteration; measure the traced build with tracing off, and if \
+             it costs, build with time anchors by the clock (-DKTRACE_ANCHORS=KTRACE_ANCHORS_CLOCK), \
+             whose events keep their branch",
             self.function, self.events
         )
     }
@@ -46,10 +51,12 @@ impl PredicatedEvents {
 pub fn predicated_events(disassembly: &Disassembly) -> Vec<PredicatedEvents> {
     let mut found: BTreeMap<String, u32> = BTreeMap::new();
     for f in &disassembly.functions {
+        let loops = loops(f);
         let events = f
             .instructions
             .iter()
             .filter(|i| is_predicated_clock_read(i))
+            .filter(|i| loops.iter().any(|l| l.contains(&i.offset)))
             .count() as u32;
         if events > 0 {
             *found.entry(f.name.clone()).or_default() += events;
@@ -115,6 +122,25 @@ fn growth(
         .collect()
 }
 
+/// The loops of `f`: from each backward branch's target to the branch
+/// (`BRA` to a label or an offset at or before its own).
+fn loops(f: &SassFunction) -> Vec<std::ops::RangeInclusive<u32>> {
+    let target = |operands: &str| -> Option<u32> {
+        let t = operands.trim().trim_start_matches('`');
+        if let Some(label) = t.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
+            return f.labels.iter().find(|(l, _)| l == label).map(|&(_, o)| o);
+        }
+        u32::from_str_radix(t.strip_prefix("0x")?, 16).ok()
+    };
+    f.instructions
+        .iter()
+        .filter(|i| i.opcode.starts_with("BRA"))
+        .filter_map(|i| Some((target(&i.operands)?, i.offset)))
+        .filter(|(to, from)| to <= from)
+        .map(|(to, from)| to..=from)
+        .collect()
+}
+
 /// Whether `i` is `@P… OP R…, SR_CLOCKLO` with OP a 32-bit
 /// special-register read.
 fn is_predicated_clock_read(i: &SassInstruction) -> bool {
@@ -128,27 +154,57 @@ mod tests {
     use super::*;
     use crate::pc_map::parse_disassembly;
 
-    /// Three functions as nvdisasm writes them: one with a predicated
-    /// stamped event and a branched one, one whose 64-bit clock read (the
-    /// open's) is predicated, one with nothing predicated.
+    /// Four functions as nvdisasm writes them: one with a predicated
+    /// stamped event in its loop and a branched one, one whose 64-bit
+    /// clock read (the open's) is predicated and whose 32-bit one is in a
+    /// loop branched to by offset, one with a predicated event outside its
+    /// loop, one with nothing predicated.
     const NVDISASM: &str = "\
         .text.stamped:
+        .L_x_4:
         /*0fa0*/                   @P0 CS2R.32 R84, SR_CLOCKLO ;
         /*0fb0*/                   @P0 CS2R.32 R85, SR_GLOBALTIMERLO ;
         /*10b0*/                   @P0 LOP3.LUT R87, R92, R6, RZ, 0xc0, !PT ;
         /*1110*/                   @P0 STG.E.EF.64 desc[UR10][R86.64], R84 ;
-        /*1180*/                  @!P0 BRA 0x1220 ;
+        /*1180*/                  @!P0 BRA `(.L_x_6) ;
         /*1190*/                   CS2R.32 R80, SR_CLOCKLO ;
+        .L_x_6:
+        /*1220*/                   @P1 BRA `(.L_x_4) ;
         .text.opened:
         /*0830*/                   @P1 CS2R R8, SR_CLOCKLO ;
         /*0840*/                   @!UP0 S2UR UR5, SR_CLOCKLO ;
+        /*0850*/                   @P3 BRA 0x840 ;
+        .text.once:
+        .L_x_9:
+        /*0100*/                   @P0 CS2R.32 R84, SR_CLOCKLO ;
+        /*0110*/                   @P0 STG.E.EF.64 desc[UR10][R86.64], R84 ;
+        .L_x_10:
+        /*0120*/                   FFMA R1, R2, R3, R1 ;
+        /*0130*/                   @P1 BRA `(.L_x_10) ;
+        /*0140*/                   BRA `(.L_x_11) ;
+        .L_x_11:
+        /*0150*/                   EXIT ;
         .text.plain:
         /*0100*/                   S2UR UR5, SR_CLOCKLO ;
         /*0110*/                   @P2 IADD3 R1, R1, 0x1, RZ ;
 ";
 
     #[test]
-    fn counts_predicated_32_bit_clock_reads_per_function() {
+    fn labels_name_the_instruction_after_them() {
+        let d = parse_disassembly(NVDISASM);
+        assert_eq!(
+            d.functions[0].labels,
+            vec![
+                (".L_x_4".to_string(), 0xfa0),
+                (".L_x_6".to_string(), 0x1220)
+            ]
+        );
+        assert_eq!(loops(&d.functions[0]), vec![0xfa0..=0x1220]);
+        assert_eq!(loops(&d.functions[2]), vec![0x120..=0x130]);
+    }
+
+    #[test]
+    fn counts_predicated_32_bit_clock_reads_in_loops_per_function() {
         assert_eq!(
             predicated_events(&parse_disassembly(NVDISASM)),
             vec![
@@ -169,7 +225,7 @@ mod tests {
         let found = predicated_events(&parse_disassembly(NVDISASM));
         let m = found[1].message("sgemm");
         assert!(m.contains("module sgemm, function stamped"), "{m}");
-        assert!(m.contains("predicated 1 marker event(s)"), "{m}");
+        assert!(m.contains("predicated 1 marker event(s) in a loop"), "{m}");
     }
 
     #[test]

@@ -177,8 +177,10 @@ fn nvcc_errors_are_shown_with_file_and_line() {
 #[cfg(unix)]
 /// 20 accumulators live across a loop, at most 32 registers a thread
 /// (`__launch_bounds__(256, 8)`): the untraced build fits them, the traced
-/// one gives registers to the markers' context and spills.
+/// one gives registers to the markers' context (with time anchors by the
+/// clock, whose last anchor's clock stays in a register) and spills.
 const TIGHT: &str = r#"
+#define KTRACE_ANCHORS KTRACE_ANCHORS_CLOCK
 #include <ktrace.cuh>
 extern "C" __global__ void __launch_bounds__(256, 8)
     tight(const float* __restrict__ x, float* __restrict__ y, int n, ktrace_arg trace) {

@@ -27,14 +27,15 @@ pub const KERNELS: &[Kernel] = &[
 ];
 
 pub const DESIGNS: &[Design] = &[
-    // The default recorder (store) with time anchors by the clock.
+    // The default recorder (store), its events stamped with %globaltimer
+    // bits.
     ("default", ALL, &[]),
     // Time anchors by the event count.
     ("count", ALL, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")]),
-    // No time anchors.
+    // No time anchors and no stamps.
     ("noanchor", ALL, &[("KTRACE_ANCHOR_CYCLES", "0")]),
-    // Time stamps in the events (KTRACE_ANCHORS_STAMP): no anchor entries.
-    ("stamp", ALL, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_STAMP")]),
+    // Time anchors by the clock (the default before stamped events).
+    ("clock", ALL, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_CLOCK")]),
     // Each warp keeps its newest 64 events in shared memory.
     (
         "newest",

@@ -96,27 +96,37 @@ static_assert(KTRACE_ANCHOR_CYCLES == 0 ||
               "ktrace: KTRACE_ANCHOR_CYCLES must be 0 (no anchors) or a power of two from 256 "
               "to 2^30");
 
-// When the store recorder takes time anchors (the ring and shared-memory
-// recorders always take them by the clock):
-//   KTRACE_ANCHORS_CLOCK (0, the default): by the clock, after the first
-//     event and after every event in another period of
-//     KTRACE_ANCHOR_CYCLES than the last anchor (one register holds the
-//     last anchor's clock across the kernel).
+// How the store recorder times its events (the ring and shared-memory
+// recorders always take time anchors by the clock, the newest-N recorder
+// none):
+//   KTRACE_ANCHORS_STAMP (3, the default): no anchor entries; every event
+//     carries bits 5..17 of %globaltimer in the top 13 bits of its tag
+//     (layout version 6), so each event is its own anchor and no event
+//     tests whether one is due. Warps open with KTRACE_OPEN_STAMP_MAGIC.
+//     Store recorder only. An event is a straight block of instructions,
+//     which ptxas may predicate instead of branching over it; ktrace-build
+//     warns where it did so inside a loop (docs/performance.md).
+//   KTRACE_ANCHORS_CLOCK (0): by the clock, after the first event and
+//     after every event in another period of KTRACE_ANCHOR_CYCLES than the
+//     last anchor (one register holds the last anchor's clock across the
+//     kernel). The default of the other recorders, and of the store
+//     recorder built with a KTRACE_ANCHOR_CYCLES other than the default
+//     (0: no anchors at all).
 //   KTRACE_ANCHORS_COUNT (2): by the event count, after the first event
 //     and then after every KTRACE_ANCHOR_EVENTS-th entry (no register of
 //     its own); warps open with KTRACE_OPEN_SHARED_MAGIC and the decoder
 //     maps each through all the anchors recorded on its SM, its own among
 //     them. Cheaper on some kernels, dearer on others (docs/performance.md);
 //     a warp whose SM records anchors rarely gets rare anchors.
-//   KTRACE_ANCHORS_STAMP (3): no anchor entries; every event carries bits
-//     5..17 of %globaltimer in the top 13 bits of its tag (layout version
-//     6), so each event is its own anchor and no event tests whether one
-//     is due. Warps open with KTRACE_OPEN_STAMP_MAGIC. Store recorder only.
 #define KTRACE_ANCHORS_CLOCK 0
 #define KTRACE_ANCHORS_COUNT 2
 #define KTRACE_ANCHORS_STAMP 3
 #ifndef KTRACE_ANCHORS
+#if KTRACE_RECORDER == KTRACE_RECORDER_STORE && KTRACE_ANCHOR_CYCLES == KTRACE_ANCHOR_CYCLES_DEFAULT
+#define KTRACE_ANCHORS KTRACE_ANCHORS_STAMP
+#else
 #define KTRACE_ANCHORS KTRACE_ANCHORS_CLOCK
+#endif
 #endif
 #if KTRACE_ANCHORS != KTRACE_ANCHORS_CLOCK && KTRACE_ANCHORS != KTRACE_ANCHORS_COUNT && \
     KTRACE_ANCHORS != KTRACE_ANCHORS_STAMP
