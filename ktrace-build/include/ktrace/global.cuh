@@ -19,9 +19,10 @@ namespace ktrace {
 /// Per-warp trace context, global-memory recorders.
 ///
 /// Live state across a loop: the ring's base address (2 registers), the
-/// event counter, the ring mask, the clock of the last time anchor and the
-/// skip flag (held by the compiler as a predicate). The ring recorder adds
-/// the lane index and the event this lane holds.
+/// event counter, the ring mask (0 in a warp that records nothing, or has
+/// flushed), with time anchors by the clock the clock of the last anchor,
+/// and the skip flag (held by the compiler as a predicate). The ring
+/// recorder adds the lane index and the event this lane holds.
 class Context {
  public:
   __device__ __forceinline__ explicit Context(const ktrace_arg& arg)
@@ -39,7 +40,11 @@ class Context {
     // parameters at each event: a parameter read between an event's clock
     // and the instructions after it waits on the constant cache, which
     // under memory load delayed the code after a marker by up to 0.58 us
-    // (measured on the H200 with the dvfs example).
+    // (measured on the H200 with the dvfs example). It stays 0 in a warp
+    // that records nothing (a ring holds at least 32 entries), which is
+    // what the flush tests: the events' skip flag is a predicate, but a
+    // flush that tested it kept the open's facts word live across the
+    // kernel (fast.cu's 24-register producer spilled it).
     if (!o.skip) {
       base_ = o.slot + sizeof(ktrace_slot_meta);
       mask_ = (1u << arg.cap_log2) - 1u;
@@ -77,8 +82,8 @@ class Context {
   /// count, and counts the warp at its site (KTRACE_ARG_SITE). Called by
   /// the destructor; later calls do nothing.
   __device__ __forceinline__ void flush() {
-    // A warp that records nothing has nothing to write (3: flushed).
-    if (skip_) return;
+    // A warp that records nothing, or has flushed, has nothing to write.
+    if (mask_ == 0) return;
     // The metadata from the lowest lane that reached the flush (not a lane
     // chosen at the open and held in a register across the kernel).
     const bool leader = flush_lanes().rank == 0;
@@ -94,7 +99,8 @@ class Context {
       // the site costs no register across the kernel.
       write_flush(*arg_, base_ - sizeof(ktrace_slot_meta), cnt_, leader);
     }
-    skip_ = 3u;
+    mask_ = 0u;
+    skip_ = 1u;
   }
 
   /// Records one event: `tag` is `region | type << 16`.
@@ -120,8 +126,9 @@ class Context {
   const ktrace_arg* arg_;  // the launch's argument (the kernel's parameter)
   uint64_t base_;  // first event of this warp's slot
   uint32_t cnt_;   // entries recorded so far (events and anchors)
-  uint32_t mask_;  // cap - 1
-  uint32_t skip_;  // not 0: this warp records nothing (warp-uniform); 3: flushed
+  // cap - 1; 0: this warp records nothing (warp-uniform), or has flushed
+  uint32_t mask_;
+  uint32_t skip_;  // not 0: this warp records nothing (warp-uniform), or has flushed
   // Low 32 bits of %clock at the last anchor (or open); with
   // KTRACE_ANCHORS_COUNT written by the anchors and read nowhere.
   uint32_t anchor_clk_;
