@@ -36,8 +36,9 @@ step() { echo; echo "=== $* ($(date +%T))"; }
   if [ -x $B/gemm ]; then
     step "gemm --bench ${GEMM_REPS:-60}"; $B/gemm --bench "${GEMM_REPS:-60}"
   fi
-  step "recorder_bench ${RB_DESIGNS-store,storena,storeclk}"
-  if [ -n "${RB_DESIGNS-store,storena,storeclk}" ]; then export KTRACE_BENCH_DESIGNS="${RB_DESIGNS-store,storena,storeclk}"; fi
+  rb_designs="${RB_DESIGNS-store,storena,storeclk}"
+  step "recorder_bench $rb_designs"
+  if [ -n "$rb_designs" ]; then export KTRACE_BENCH_DESIGNS="$rb_designs"; fi
   $B/recorder_bench "${RB_REPS:-40}"
   proton=.device/proton_overhead.py
   [ -f "$proton" ] || proton=../shared/anchors/proton_overhead.py

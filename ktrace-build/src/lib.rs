@@ -281,8 +281,8 @@ pub struct Output {
     /// ones).
     pub spill_growth: Vec<(String, spills::SpillGrowth)>,
     /// Functions of a traced build in which ptxas predicated marker events
-    /// instead of branching over them (a warp that records nothing there
-    /// issues them whole), with their module; run by Cargo, each is also a
+    /// inside a loop instead of branching over them (a warp that records
+    /// nothing there issues them whole every iteration), with their module; run by Cargo, each is also a
     /// `cargo:warning`. Read from cubins with `nvdisasm` when their
     /// instruction → region maps are written; empty without it.
     pub predicated_events: Vec<(String, predicated::PredicatedEvents)>,

@@ -5,14 +5,16 @@
 //! marker's condition false) takes over the event: one instruction. Where
 //! the event is a short straight block, ptxas may instead guard every one
 //! of its instructions with the branch's predicate (if-conversion), and
-//! such a warp then issues the whole event. That happened to stamped events
-//! (`KTRACE_ANCHORS_STAMP`) in one of our loops and to no default build
-//! (docs/performance.md, "Stamped events"). An event's clock read is a
+//! such a warp then issues the whole event. That happens to stamped events
+//! (`KTRACE_ANCHORS_STAMP`, the store recorder's default) and to events
+//! without anchors, never to an event with the clock's anchors, whose
+//! anchor path keeps the block from being straight (docs/performance.md,
+//! "Stamped events"). An event's clock read is a
 //! 32-bit read of `SR_CLOCKLO` (`CS2R.32`, `S2R` or `S2UR`; the open and
 //! the flush read all 64 bits), so a predicated one is a predicated event.
 //!
-//! Only events inside a loop count (an instruction that a later branch in
-//! the function jumps back to or over): there a warp that records nothing
+//! Only events inside a loop count (between a backward branch and its
+//! target, both in the function): there a warp that records nothing
 //! issues the event every iteration. A predicated event outside any loop
 //! costs such a warp a few instructions once.
 
