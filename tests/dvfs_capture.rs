@@ -161,7 +161,8 @@ fn stamps_keep_times_within_targets_on_the_same_clock() {
     );
 }
 
-/// The `dvfs` example built with `KTRACE_ANCHORS_STAMP` (`dvfs --stamp`),
+/// The `dvfs` example built with `KTRACE_ANCHORS_STAMP` (then `dvfs
+/// --stamp`; stamped events have since become the default build),
 /// recorded on an H100 under load (the SM clock between 1.6 and 1.8 GHz):
 /// every event stamped on the device, no anchor entries, and the truth its
 /// timeline warps read beside each marker. The device printed 32.0 / 48.2
