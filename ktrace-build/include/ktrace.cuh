@@ -16,6 +16,17 @@
 //     KTRACE_B_V("tile", t); ...         // with a 32-bit value
 //   }                                    // flushed when ktrace_ctx dies
 //
+// Or, so that a block that records nothing runs no marker code at all, a
+// body that takes the context, dispatched once per block:
+//
+//   template <class Trace>
+//   __device__ __forceinline__ void body(float* x, Trace& ktrace_ctx) {
+//     for (...) { KTRACE_B("load"); ... KTRACE_E("load"); }
+//   }
+//   __global__ void k(float* x, ktrace_arg trace) {
+//     KTRACE_DISPATCH(trace, body(x, ktrace_ctx));
+//   }
+//
 // Region names are string literals; ktrace-build scans the sources and
 // generates `ktrace_regions.h`, which maps every name to its id at compile
 // time. A name missing from that table fails to compile, naming the name.
@@ -41,7 +52,8 @@
 // settings (config.cuh); in the traced build, what every recorder uses
 // (common.cuh) and the chosen recorder's per-warp Context, one file each
 // (store.cuh and ring.cuh share global.cuh); in the untraced build an empty
-// Context (off.cuh); then the markers (markers.cuh).
+// Context (off.cuh); the block dispatch between a recording and an idle
+// body (dispatch.cuh, or off.cuh untraced); then the markers (markers.cuh).
 #include "ktrace/config.cuh"
 
 #if KTRACE_ON
@@ -55,6 +67,7 @@
 #else
 #include "ktrace/store.cuh"
 #endif
+#include "ktrace/dispatch.cuh"
 #else
 #include "ktrace/off.cuh"
 #endif

@@ -232,6 +232,10 @@ pub const DEVICE_HEADERS: &[(&str, &str)] = &[
     ),
     ("ktrace/off.cuh", include_str!("../include/ktrace/off.cuh")),
     (
+        "ktrace/dispatch.cuh",
+        include_str!("../include/ktrace/dispatch.cuh"),
+    ),
+    (
         "ktrace/markers.cuh",
         include_str!("../include/ktrace/markers.cuh"),
     ),

@@ -323,6 +323,30 @@ pub struct PcMap {
     pub functions: Vec<(String, Vec<PcEntry>)>,
 }
 
+/// Whether `path` is the device header of the block dispatch
+/// (`ktrace/dispatch.cuh`), which inlines the user's kernel body.
+pub fn is_dispatch_header(path: &Path) -> bool {
+    path.ends_with("ktrace/dispatch.cuh")
+}
+
+/// Whether an instruction with source locations `frames` (innermost
+/// first) is a marker's: one of its locations is in ktrace's device
+/// headers (`is_ktrace`), counting only those inside the block dispatch's
+/// call of the body (`is_dispatch`): the body, inlined through
+/// `ktrace/dispatch.cuh`, is the user's code, but the dispatch's own
+/// instructions are ktrace's.
+pub fn is_marker_frames(
+    frames: &[(usize, u32)],
+    is_ktrace: impl Fn(usize) -> bool,
+    is_dispatch: impl Fn(usize) -> bool,
+) -> bool {
+    match frames.iter().position(|&(file, _)| is_dispatch(file)) {
+        Some(0) => true,
+        Some(k) => frames[..k].iter().any(|&(file, _)| is_ktrace(file)),
+        None => frames.iter().any(|&(file, _)| is_ktrace(file)),
+    }
+}
+
 /// Joins a disassembly with the region spans of the kernel sources.
 /// `is_ktrace_header` says whether a file is one of ktrace's device headers;
 /// `line_count` gives a file's number of lines, when known: a location past
@@ -362,7 +386,11 @@ pub fn map(
                     regions.dedup();
                     let kind = if frames.is_empty() {
                         PcKind::Unknown
-                    } else if frames.iter().any(|&(file, _)| ktrace[file]) {
+                    } else if is_marker_frames(
+                        &frames,
+                        |file| ktrace[file],
+                        |file| is_dispatch_header(&files[file]),
+                    ) {
                         PcKind::Marker
                     } else {
                         PcKind::User

@@ -103,6 +103,9 @@ class Context {
     skip_ = 1u;
   }
 
+  /// Whether this warp records (it is traced and has not flushed).
+  __device__ __forceinline__ bool records() const { return mask_ != 0u; }
+
   /// Records one event: `tag` is `region | type << 16`.
   __device__ __forceinline__ void record(uint32_t tag) {
     asm volatile(KTRACE_GLOBAL_HEAD_ KTRACE_GLOBAL_EVENT_("KTRACE_SKIP_%=") "KTRACE_SKIP_%=:\n\t}"

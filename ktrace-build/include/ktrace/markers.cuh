@@ -18,14 +18,17 @@ namespace ktrace {
 /// holding the value and the event's region, in one asm block with one
 /// skip branch: a value site of a warp that records nothing runs one
 /// instruction, as any other marker.
-__device__ __forceinline__ void record_value(Context& ctx, uint32_t tag, uint32_t value) {
+template <class Ctx>
+__device__ __forceinline__ void record_value(Ctx& ctx, uint32_t tag, uint32_t value) {
   ctx.record_value(tag, (tag & 0xffffu) | (KTRACE_EVENT_VALUE << layout::kTypeShift), value);
 }
 
-/// Ends a region when it goes out of scope (KTRACE_SCOPE).
+/// Ends a region when it goes out of scope (KTRACE_SCOPE), on any context
+/// (a recorder's Context, or Idle in a dispatched body).
+template <class Ctx>
 class Scope {
  public:
-  __device__ __forceinline__ Scope(Context& ctx, uint32_t region) : ctx_(ctx), region_(region) {
+  __device__ __forceinline__ Scope(Ctx& ctx, uint32_t region) : ctx_(ctx), region_(region) {
     ctx_.record(region_ | (KTRACE_EVENT_BEGIN << layout::kTypeShift));
   }
   __device__ __forceinline__ ~Scope() { ctx_.record(region_ | (KTRACE_EVENT_END << layout::kTypeShift)); }
@@ -33,7 +36,7 @@ class Scope {
   Scope& operator=(const Scope&) = delete;
 
  private:
-  Context& ctx_;
+  Ctx& ctx_;
   uint32_t region_;
 };
 
@@ -108,13 +111,26 @@ class Scope {
 
 #endif  // KTRACE_ON
 
+/// Runs the statement `...` (a call of the kernel's body, which names the
+/// context `ktrace_ctx`) once per thread, with the block's choice of
+/// context: the recorder's when any warp of the block records, else one
+/// whose markers are empty (ktrace::dispatch). Untraced, the call alone.
+/// Called by every thread of the block at the kernel's top level:
+///
+///   KTRACE_DISPATCH(trace, body<128>(x, n, ktrace_ctx));
+#define KTRACE_DISPATCH(arg, ...) \
+  ::ktrace::dispatch((arg), [&](auto& ktrace_ctx) { __VA_ARGS__; })
+
 /// Markers in a `__device__` helper: the helper takes the caller's context
 /// as a parameter, `KTRACE_CTX_PARAM`, and the caller passes `KTRACE_CTX`:
 ///
 ///   __device__ void load(float* x, KTRACE_CTX_PARAM) { KTRACE_B("load"); ... }
 ///   ... KTRACE_OPEN(trace); load(x, KTRACE_CTX); ...
 ///
-/// The context is an empty object when tracing is off.
+/// The context is an empty object when tracing is off. A helper called
+/// from a dispatched body (KTRACE_DISPATCH) is given either context: make
+/// it a template, `template <class Trace> __device__ void load(float* x,
+/// Trace& ktrace_ctx)`.
 #define KTRACE_CTX_PARAM ::ktrace::Context& ktrace_ctx
 #define KTRACE_CTX ktrace_ctx
 

@@ -201,6 +201,9 @@ class Context {
     skip_ = 3u;
   }
 
+  /// Whether this warp records (it is traced and has not flushed).
+  __device__ __forceinline__ bool records() const { return skip_ == 0u; }
+
   /// Records one event: `tag` is `region | type << 16`.
   __device__ __forceinline__ void record(uint32_t tag) {
     // One asm block: the skip branch, then the event. Every lane that

@@ -159,3 +159,29 @@ fn a_location_past_its_files_end_is_not_trusted() {
     assert_eq!((e[1].kind, e[1].location), (PcKind::User, Some((0, 19))));
     assert_eq!(e[3].kind, PcKind::Marker);
 }
+
+#[test]
+fn the_body_inlined_through_the_dispatch_is_the_users_code() {
+    // Files: 0 the kernel, 1 store.cuh, 2 dispatch.cuh.
+    let ktrace = |f: usize| f != 0;
+    let dispatch = |f: usize| f == 2;
+    // The body's own instruction, inlined through the dispatch.
+    assert!(!is_marker_frames(
+        &[(0, 12), (2, 40), (0, 30)],
+        ktrace,
+        dispatch
+    ));
+    // A marker's event inside that body.
+    assert!(is_marker_frames(
+        &[(1, 90), (0, 12), (2, 40), (0, 30)],
+        ktrace,
+        dispatch
+    ));
+    // The dispatch's own barrier.
+    assert!(is_marker_frames(&[(2, 41), (0, 30)], ktrace, dispatch));
+    // A marker in a kernel that opens its context itself.
+    assert!(is_marker_frames(&[(1, 90), (0, 12)], ktrace, dispatch));
+    assert!(!is_marker_frames(&[(0, 12)], ktrace, dispatch));
+    assert!(is_dispatch_header(Path::new("/inc/ktrace/dispatch.cuh")));
+    assert!(!is_dispatch_header(Path::new("/inc/ktrace/store.cuh")));
+}
