@@ -52,6 +52,7 @@ pub(crate) fn execute(
         shared_shifts: Vec::new(),
         spill_growth: Vec::new(),
         predicated_events: Vec::new(),
+        costs: Vec::new(),
     })
 }
 

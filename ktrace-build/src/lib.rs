@@ -159,6 +159,7 @@
 #![deny(missing_docs)]
 
 pub mod codegen;
+pub mod cost;
 mod depfile;
 pub mod env;
 mod error;
@@ -176,6 +177,7 @@ mod plan;
 pub mod predicated;
 mod pypi;
 pub mod regions;
+pub mod sass_cfg;
 pub mod scan;
 pub mod shared_memory;
 pub mod spills;
@@ -290,6 +292,14 @@ pub struct Output {
     /// `cargo:warning`. Read from cubins with `nvdisasm` when their
     /// instruction → region maps are written; empty without it.
     pub predicated_events: Vec<(String, predicated::PredicatedEvents)>,
+    /// The markers' instruction cost of each kernel of each traced build
+    /// ([`cost`]: per marked loop, what a traced warp and a warp that
+    /// records nothing add to it), with its module; also written beside
+    /// the traced image (`.cost`). Run by Cargo, each is a line of the
+    /// build's output, and a `cargo:warning` when large
+    /// ([`cost::KernelCost::is_large`]). Read from cubins with `nvdisasm`;
+    /// empty without it.
+    pub costs: Vec<(String, cost::KernelCost)>,
 }
 
 /// Configures and runs a ktrace build, in the style of `cc::Build`.
@@ -485,7 +495,15 @@ impl Build {
         }
         out.spill_growth = module_spill_growth(&out);
         out.predicated_events = module_predicated_events(&out);
+        out.costs = module_costs(&out);
         if cargo {
+            for (module, c) in &out.costs {
+                if c.is_large() {
+                    println!("cargo:warning={}", c.warning(module));
+                } else {
+                    println!("{}", c.summary(module));
+                }
+            }
             for (module, shift) in &out.shared_shifts {
                 println!("cargo:warning={}", shift.message(module));
             }
@@ -688,6 +706,22 @@ fn module_predicated_events(out: &Output) -> Vec<(String, predicated::Predicated
                 .unwrap_or_default()
                 .into_iter()
                 .map(|p| (module.clone(), p))
+        })
+        .collect()
+}
+
+/// The markers' cost of every module's traced cubin ([`cost`]), from the
+/// `.cost` file the maps wrote beside it (none without `nvdisasm`).
+fn module_costs(out: &Output) -> Vec<(String, cost::KernelCost)> {
+    out.modules
+        .iter()
+        .flat_map(|(module, traced, _)| {
+            std::fs::read_to_string(cost::cost_path(traced))
+                .ok()
+                .and_then(|t| cost::parse(&t))
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| (module.clone(), c))
         })
         .collect()
 }

@@ -1,6 +1,7 @@
 //! Writing each image's instruction → region map beside it
-//! (`a.untraced.cubin.pcmap`), and its predicated clock reads
-//! (`a.untraced.cubin.predicated`, [`crate::predicated`]): the thin layer
+//! (`a.untraced.cubin.pcmap`), its predicated clock reads
+//! (`a.untraced.cubin.predicated`, [`crate::predicated`]) and the markers'
+//! instruction cost (`a.traced.cubin.cost`, [`crate::cost`]): the thin layer
 //! that reads the sources again and runs `nvdisasm` over [`crate::pc_map`].
 
 use std::path::{Path, PathBuf};
@@ -8,9 +9,9 @@ use std::process::Command;
 
 use crate::executable::{exe, on_path};
 use crate::pc_map::{self, map_path, PcMap, RegionSpan};
-use crate::predicated;
 use crate::regions::RegionTable;
 use crate::scan::SourceFile;
+use crate::{cost, predicated};
 use crate::{env, parallel, write_if_changed, Error};
 
 /// The region spans of every scanned file, its path made canonical so that
@@ -65,15 +66,21 @@ pub(crate) fn write_maps(
                         .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u32 + 1)
                 };
                 let map = pc_map::map(&d, spans, |f| f.starts_with(&include_dir), lines);
-                (map.render(), predicated::render(&found))
+                let costs = cost::estimate(&d, |f| f.starts_with(&include_dir));
+                (
+                    map.render(),
+                    predicated::render(&found),
+                    cost::render(&costs),
+                )
             }),
         }
     });
     let mut warned = false;
     for (image, map) in stale.into_iter().zip(maps) {
         let text = match map {
-            Ok((text, found)) => {
+            Ok((text, found, costs)) => {
                 write_if_changed(&predicated::sidecar_path(image), found.as_bytes())?;
+                write_if_changed(&cost::cost_path(image), costs.as_bytes())?;
                 text
             }
             Err(why) => {
@@ -110,6 +117,7 @@ fn is_stale(image: &Path) -> bool {
         || says_none
         || script.is_some_and(|s| m < s)
         || !predicated::sidecar_path(image).is_file()
+        || !cost::cost_path(image).is_file()
 }
 
 fn find_nvdisasm(nvcc: &Path) -> Option<PathBuf> {
