@@ -5,10 +5,10 @@
 //
 // Instrumented for ktrace as the README's "Tracing your own kernels" says:
 // `#include <ktrace.cuh>`; the `__global__` template matmulKernel12 became a
-// `__device__ __forceinline__` template with a `ktrace_arg trace` parameter,
-// opened with KTRACE_OPEN at its start, its CUtensorMap parameters taken by
-// `const` reference, called from the `extern "C"` kernel at the end of this
-// file, which carries its `__launch_bounds__`, `__cluster_dims__` and
+// `__device__ __forceinline__` template that takes the trace context
+// (`Trace& ktrace_ctx`), its CUtensorMap parameters taken by `const`
+// reference, called through KTRACE_DISPATCH from the `extern "C"` kernel at
+// the end of this file, which carries its `__launch_bounds__`, `__cluster_dims__` and
 // `__grid_constant__` parameters. Markers: the producer (lane 0 of warp 0, the
 // only thread that runs its loop) records "wait_empty" around its wait on the
 // empty barrier and "load" around the TMA loads of each stage; the consumer
@@ -373,9 +373,8 @@ struct SMem {
     int space[SPACE_LEN];
 };
 
-template<int BM, int BN, int BK, int NUM_THREADS, int QSIZE, int NUM_SM, int CLUSTER_M, int CLUSTER_N>
-__device__ __forceinline__ void matmulKernel12(int M, int N, int K, const CUtensorMap& tensorMapC, const CUtensorMap& tensorMapA, const CUtensorMap& tensorMapB, int* dspace, ktrace_arg trace) {
-    KTRACE_OPEN(trace);
+template<int BM, int BN, int BK, int NUM_THREADS, int QSIZE, int NUM_SM, int CLUSTER_M, int CLUSTER_N, class Trace>
+__device__ __forceinline__ void matmulKernel12(int M, int N, int K, const CUtensorMap& tensorMapC, const CUtensorMap& tensorMapA, const CUtensorMap& tensorMapB, int* dspace, Trace& ktrace_ctx) {
     constexpr int WGMMA_M = 64, WGMMA_K = 16, WGMMA_N=BN;
     constexpr int num_consumers = (NUM_THREADS / 128) - 1;
     constexpr int B_WG_M = BM / num_consumers;
@@ -583,7 +582,15 @@ extern "C" __global__ void __launch_bounds__(384) __cluster_dims__(2, 1, 1)
     fastcu_matmul12(int M, int N, int K, const __grid_constant__ CUtensorMap tensorMapC,
                     const __grid_constant__ CUtensorMap tensorMapA,
                     const __grid_constant__ CUtensorMap tensorMapB, int* dspace, ktrace_arg trace) {
+#if TP_OPEN_IN_BODY
+    // The `open` design: one body for every block, each marker an event
+    // that a block recording nothing branches over (or issues predicated).
+    KTRACE_OPEN(trace);
     M12::matmulKernel12<128, 256, 64, 384, 3, 128, 2, 1>(M, N, K, tensorMapC, tensorMapA, tensorMapB,
-                                                         dspace, trace);
+                                                         dspace, ktrace_ctx);
+#else
+    KTRACE_DISPATCH(trace, M12::matmulKernel12<128, 256, 64, 384, 3, 128, 2, 1>(
+                               M, N, K, tensorMapC, tensorMapA, tensorMapB, dspace, ktrace_ctx));
+#endif
 }
 

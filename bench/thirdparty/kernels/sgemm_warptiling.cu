@@ -4,9 +4,11 @@
 //
 // Instrumented for ktrace as the README's "Tracing your own kernels" says:
 // `#include <ktrace.cuh>`; the `__global__` template became a
-// `__device__ __forceinline__` template with a `ktrace_arg trace` parameter,
-// opened with KTRACE_OPEN at its start, and called from the `extern "C"`
-// kernel at the end of this file, which carries its `__launch_bounds__`; a
+// `__device__ __forceinline__` template that takes the trace context
+// (`Trace &ktrace_ctx`) and its two static `__shared__` tiles (As, Bs:
+// declared in the kernel, so that its two instantiations share them), called
+// through KTRACE_DISPATCH from the `extern "C"` kernel at the end of this
+// file, which carries its `__launch_bounds__`; a
 // "load" region around each k-tile's global->shared loads (with their
 // __syncthreads) and a "compute" region around its warptile compute (with its
 // __syncthreads). `#include <cublas_v2.h>`, unused by the kernel, and
@@ -140,11 +142,12 @@ processFromSmem(float *regM, float *regN, float *threadResults, const float *As,
  * @tparam TN The per-thread tile size for N dimension.
  */
 template <const int BM, const int BN, const int BK, const int WM, const int WN,
-          const int WNITER, const int TM, const int TN, const int NUM_THREADS>
+          const int WNITER, const int TM, const int TN, const int NUM_THREADS,
+          class Trace>
 __device__ __forceinline__ void
     sgemmWarptiling(int M, int N, int K, float alpha, float *A, float *B,
-                    float beta, float *C, ktrace_arg trace) {
-  KTRACE_OPEN(trace);
+                    float beta, float *C, float *As, float *Bs,
+                    Trace &ktrace_ctx) {
   const uint cRow = blockIdx.y;
   const uint cCol = blockIdx.x;
 
@@ -163,9 +166,8 @@ __device__ __forceinline__ void
   const uint threadColInWarp = threadIdxInWarp % (WSUBN / TN); // i%(16/4)
   const uint threadRowInWarp = threadIdxInWarp / (WSUBN / TN); // i/4
 
-  // allocate space for the current blocktile in SMEM
-  __shared__ float As[BM * BK];
-  __shared__ float Bs[BK * BN];
+  // allocate space for the current blocktile in SMEM: As and Bs, the
+  // kernel's (below)
 
   // Move blocktile to beginning of A's row and B's column
   A += cRow * BM * K;
@@ -239,6 +241,18 @@ __device__ __forceinline__ void
 extern "C" __global__ void __launch_bounds__(128)
     sgemm_warptiling(int M, int N, int K, float alpha, float *A, float *B,
                      float beta, float *C, ktrace_arg trace) {
+  __shared__ float As[128 * 16];
+  __shared__ float Bs[16 * 128];
+#if TP_OPEN_IN_BODY
+  // The `open` design: one body for every block, each marker an event
+  // that a block recording nothing branches over (or issues predicated).
+  KTRACE_OPEN(trace);
   sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(M, N, K, alpha, A, B,
-                                                      beta, C, trace);
+                                                      beta, C, As, Bs,
+                                                      ktrace_ctx);
+#else
+  KTRACE_DISPATCH(trace, sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(
+                             M, N, K, alpha, A, B, beta, C, As, Bs,
+                             ktrace_ctx));
+#endif
 }

@@ -30,6 +30,11 @@ pub const DESIGNS: &[Design] = &[
     // The default recorder (store), its events stamped with %globaltimer
     // bits.
     ("default", ALL, &[]),
+    // The same recorder with the kernel's context opened in the kernel
+    // (KTRACE_OPEN) instead of KTRACE_DISPATCH: every block runs the one
+    // body, whose events a warp recording nothing branches over or issues
+    // predicated (the default before the block dispatch).
+    ("open", ALL, &[("TP_OPEN_IN_BODY", "1")]),
     // Time anchors by the event count.
     ("count", ALL, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")]),
     // No time anchors and no stamps.
