@@ -31,6 +31,7 @@
 //! write and read the `.cost` file beside each traced image, and
 //! [`KernelCost::summary`] is the line the build prints.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::pc_map::{is_dispatch_header, is_marker_frames, Disassembly, SassFunction};
@@ -70,12 +71,9 @@ pub struct KernelCost {
 }
 
 /// A loop whose idle warps issue at least this share (in thousandths) of
-/// its own instructions makes the build warn, if the whole grid pays it
-/// (no block dispatch).
-const WARN_IDLE_PERMILLE: u64 = 20;
-/// A loop to which a traced warp adds at least this share (in thousandths)
-/// of its own instructions makes the build warn.
-const WARN_TRACED_PERMILLE: u64 = 250;
+/// its own instructions is a large cost, if the whole grid pays it (no
+/// block dispatch).
+const LARGE_IDLE_PERMILLE: u64 = 20;
 
 impl KernelCost {
     /// The loop that adds the most instructions to a warp that records
@@ -136,32 +134,51 @@ impl KernelCost {
         s
     }
 
-    /// Whether the cost is large enough for a `cargo:warning`: a loop to
-    /// which a traced warp adds a quarter of its instructions or more, or,
-    /// without the block dispatch, a loop in which every warp of a launch
-    /// that traces nothing issues 2% more.
+    /// Whether the cost is large enough for a `cargo:warning`: without
+    /// the block dispatch, a loop in which every warp of a launch that
+    /// traces nothing issues 2% more instructions. (What a traced warp
+    /// adds is not judged: an event's instructions cost a tensor-core loop
+    /// far less time than their count says, a memory-bound one more.)
     pub fn is_large(&self) -> bool {
-        let idle = !self.dispatched
+        !self.dispatched
             && self
                 .loops
                 .iter()
-                .any(|l| share(l.idle, l.own) >= WARN_IDLE_PERMILLE);
-        let traced = self
-            .loops
-            .iter()
-            .any(|l| share(l.traced, l.own) >= WARN_TRACED_PERMILLE);
-        idle || traced
+                .any(|l| share(l.idle, l.own) >= LARGE_IDLE_PERMILLE)
     }
+}
 
-    /// The warning for module `module`, with what to do.
-    pub fn warning(&self, module: &str) -> String {
-        let mut s = self.summary(module);
-        if !self.dispatched && self.loops.iter().any(|l| l.idle > 0) {
-            s += ". With tracing off every warp issues the idle count: run the kernel's body \
-                  through KTRACE_DISPATCH (docs/performance.md)";
-        }
-        s
-    }
+/// The one `cargo:warning` of a build whose kernels have large costs
+/// (`costs`, with their modules), naming the first three and how many more;
+/// `None` when none is large.
+pub fn warning(costs: &[(String, KernelCost)]) -> Option<String> {
+    let large: Vec<String> = costs
+        .iter()
+        .filter(|(_, c)| c.is_large())
+        .map(|(m, c)| {
+            let worst = c.worst_idle().expect("a large cost has a loop");
+            format!(
+                "{m}/{} ({} instructions a loop of {})",
+                c.function, worst.idle, worst.own
+            )
+        })
+        .collect();
+    let (first, more) = large.split_at(large.len().min(3));
+    let first = first.first()?.clone()
+        + &first[1..]
+            .iter()
+            .map(|s| format!(", {s}"))
+            .collect::<String>();
+    let more = if more.is_empty() {
+        String::new()
+    } else {
+        format!(" and {} more", more.len())
+    };
+    Some(format!(
+        "ktrace: with tracing off, every warp of {first}{more} issues marker instructions in its \
+         loops: run the kernel's body through KTRACE_DISPATCH (docs/performance.md); each \
+         traced image's .cost file, and Output::costs, hold every kernel's figures"
+    ))
 }
 
 /// `part / whole` in thousandths (whole 0: part itself, so that any
@@ -347,3 +364,92 @@ pub fn parse(text: &str) -> Option<Vec<KernelCost>> {
 
 #[cfg(test)]
 mod tests;
+
+/// The `.cost` files of every traced image in `kernels_dir` (a build's
+/// `OUT_DIR/ktrace/kernels`) as one text: per module, in name order, a line
+/// `module NAME` and the file's kernels. `None` when the directory holds no
+/// `.cost` file (no build, or no `nvdisasm`).
+pub fn collect(kernels_dir: &Path) -> Option<String> {
+    let mut files: Vec<(String, PathBuf)> = std::fs::read_dir(kernels_dir)
+        .ok()?
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            let name = path.file_name()?.to_str()?;
+            let module = name.strip_suffix(".traced.cubin.cost")?.to_string();
+            Some((module, path))
+        })
+        .collect();
+    if files.is_empty() {
+        return None;
+    }
+    files.sort();
+    let mut s = format!("{COST_HEADER}\n");
+    for (module, path) in files {
+        let text = std::fs::read_to_string(&path).ok()?;
+        s += &format!("module {module}\n");
+        s += text.strip_prefix(COST_HEADER)?.trim_start_matches('\n');
+    }
+    Some(s)
+}
+
+/// Compares `actual` (from [`collect`]) with the golden file `golden`, or
+/// writes it there when `bless` is set. On a difference, the error lists
+/// each changed line, old and new, under its module, and says how to
+/// re-bless.
+pub fn check_golden(golden: &Path, actual: &str, bless: bool) -> Result<(), String> {
+    if bless {
+        return std::fs::write(golden, actual)
+            .map_err(|e| format!("writing {}: {e}", golden.display()));
+    }
+    let expected = std::fs::read_to_string(golden).map_err(|e| {
+        format!(
+            "{}: {e}; KTRACE_BLESS=1 writes it from this build",
+            golden.display()
+        )
+    })?;
+    if expected == actual {
+        return Ok(());
+    }
+    let by_module = |text: &str| -> BTreeMap<String, Vec<String>> {
+        let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut current = String::new();
+        for line in text.lines().skip(1) {
+            match line.strip_prefix("module ") {
+                Some(name) => current = name.to_string(),
+                None => m.entry(current.clone()).or_default().push(line.to_string()),
+            }
+            m.entry(current.clone()).or_default();
+        }
+        m
+    };
+    let (old, new) = (by_module(&expected), by_module(actual));
+    let mut report = String::new();
+    let modules: std::collections::BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    for module in modules {
+        match (old.get(module), new.get(module)) {
+            (Some(_), None) => report += &format!("  {module}: in the golden file, not built\n"),
+            (None, Some(_)) => report += &format!("  {module}: built, not in the golden file\n"),
+            (Some(o), Some(n)) if o != n => {
+                report += &format!("  {module}:\n");
+                for (a, b) in o.iter().zip(n) {
+                    if a != b {
+                        report += &format!("    - {a}\n    + {b}\n");
+                    }
+                }
+                for a in o.iter().skip(n.len()) {
+                    report += &format!("    - {a}\n");
+                }
+                for b in n.iter().skip(o.len()) {
+                    report += &format!("    + {b}\n");
+                }
+            }
+            _ => {}
+        }
+    }
+    Err(format!(
+        "the markers' instruction cost changed against {}:\n{report}A change to the device \
+         headers or to a kernel that moves these figures is re-blessed with KTRACE_BLESS=1, and \
+         its commit quotes a GPU measurement of the kernels it changed",
+        golden.display()
+    ))
+}

@@ -144,7 +144,20 @@ fn the_summary_names_the_worst_loop_and_large_costs_warn() {
          instructions outside them, in 13 in all"
     );
     assert!(c[0].is_large());
-    assert!(c[0].warning("m").contains("KTRACE_DISPATCH"));
+    let w = warning(&[
+        ("m".to_string(), c[0].clone()),
+        ("m".to_string(), c[1].clone()),
+    ])
+    .expect("one large cost");
+    assert!(
+        w.contains("every warp of m/opened (3 instructions a loop of 4) issues"),
+        "{w}"
+    );
+    assert!(w.contains("KTRACE_DISPATCH"), "{w}");
+    assert!(
+        !w.contains("dispatched"),
+        "a dispatched kernel is not large: {w}"
+    );
     let d = c[1].summary("m");
     assert!(
         d.contains("an unsampled warp of a recording block 1 to a loop of 3"),
@@ -164,6 +177,7 @@ fn the_summary_names_the_worst_loop_and_large_costs_warn() {
         }],
     };
     assert!(!quiet.is_large());
+    assert_eq!(warning(&[("q".to_string(), quiet.clone())]), None);
     let idle = KernelCost {
         loops: vec![LoopCost {
             own: 100,
@@ -178,4 +192,46 @@ fn the_summary_names_the_worst_loop_and_large_costs_warn() {
         ..idle
     }
     .is_large());
+}
+
+#[test]
+fn the_golden_file_names_each_changed_line_under_its_module() {
+    let dir = std::env::temp_dir().join(format!("ktrace-cost-golden-{}", std::process::id()));
+    let kernels = dir.join("kernels");
+    std::fs::create_dir_all(&kernels).unwrap();
+    assert_eq!(collect(&kernels), None, "no cost file, nothing to compare");
+    let write = |module: &str, text: &str| {
+        std::fs::write(kernels.join(format!("{module}.traced.cubin.cost")), text).unwrap();
+    };
+    write(
+        "b",
+        "ktrace-cost 1\nkernel kb dispatch none instructions 10 outside 2\n",
+    );
+    write("a", &render(&costs()));
+    std::fs::write(kernels.join("a.untraced.cubin.cost"), "ktrace-cost 1\n").unwrap();
+    let all = collect(&kernels).unwrap();
+    assert!(
+        all.starts_with("ktrace-cost 1\nmodule a\nkernel opened"),
+        "{all}"
+    );
+    assert!(
+        all.ends_with("module b\nkernel kb dispatch none instructions 10 outside 2\n"),
+        "{all}"
+    );
+    let golden = dir.join("costs.txt");
+    let e = check_golden(&golden, &all, false).unwrap_err();
+    assert!(e.contains("KTRACE_BLESS=1"), "{e}");
+    check_golden(&golden, &all, true).unwrap();
+    check_golden(&golden, &all, false).unwrap();
+    // One more instruction in a traced loop, and a module built anew.
+    let changed =
+        all.replace("loop own 4 traced 6 idle 3", "loop own 4 traced 7 idle 3") + "module c\n";
+    let e = check_golden(&golden, &changed, false).unwrap_err();
+    assert!(
+        e.contains("  a:\n    - loop own 4 traced 6 idle 3\n    + loop own 4 traced 7 idle 3\n"),
+        "{e}"
+    );
+    assert!(e.contains("  c: built, not in the golden file"), "{e}");
+    assert!(!e.contains("  b"), "b did not change: {e}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
