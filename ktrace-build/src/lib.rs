@@ -296,7 +296,8 @@ pub struct Output {
     /// ([`cost`]: per marked loop, what a traced warp and a warp that
     /// records nothing add to it), with its module; also written beside
     /// the traced image (`.cost`). Run by Cargo, each is a line of the
-    /// build's output, and a `cargo:warning` when large
+    /// build's output (`cargo build -vv` shows it), and one
+    /// `cargo:warning` names the kernels whose cost is large
     /// ([`cost::KernelCost::is_large`]). Read from cubins with `nvdisasm`;
     /// empty without it.
     pub costs: Vec<(String, cost::KernelCost)>,
@@ -498,11 +499,10 @@ impl Build {
         out.costs = module_costs(&out);
         if cargo {
             for (module, c) in &out.costs {
-                if c.is_large() {
-                    println!("cargo:warning={}", c.warning(module));
-                } else {
-                    println!("{}", c.summary(module));
-                }
+                println!("{}", c.summary(module));
+            }
+            if let Some(w) = cost::warning(&out.costs) {
+                println!("cargo:warning={w}");
             }
             for (module, shift) in &out.shared_shifts {
                 println!("cargo:warning={}", shift.message(module));
