@@ -250,6 +250,19 @@ extern "C" __global__ void __launch_bounds__(128)
   sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(M, N, K, alpha, A, B,
                                                       beta, C, As, Bs,
                                                       ktrace_ctx);
+#elif TP_IDLE_FIRST && KTRACE_ON
+  // The `idlefirst` design: the block's choice written out, the body that
+  // records nothing first.
+  if (!ktrace::block_sampled(trace)) {
+    ktrace::Idle idle;
+    sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(M, N, K, alpha, A, B,
+                                                        beta, C, As, Bs, idle);
+  } else {
+    KTRACE_OPEN(trace);
+    sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(M, N, K, alpha, A, B,
+                                                        beta, C, As, Bs,
+                                                        ktrace_ctx);
+  }
 #else
   KTRACE_DISPATCH(trace, sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(
                              M, N, K, alpha, A, B, beta, C, As, Bs,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Zero cost when off, checked on the two third-party kernels: the untraced
+# Zero cost when off, checked on the third-party kernels: the untraced
 # build of every design (target/release/build/thirdparty-*/out/ktrace/
 # kernels/*.untraced.cubin, from `cargo build --release`) against the
 # authors' kernel (original/), compiled with the same nvcc flags as
@@ -29,6 +29,7 @@ flags=(-cubin -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -DNDEBUG
   --expt-relaxed-constexpr -lineinfo -I"$tmp/stub")
 nvcc "${flags[@]}" -o "$tmp/sgemm.cubin" original/sgemm_original.cu
 nvcc "${flags[@]}" -o "$tmp/fastcu.cubin" original/fastcu_original.cu
+nvcc "${flags[@]}" -o "$tmp/softmax.cubin" original/softmax_original.cu
 
 # The instructions of every function of a cubin, one a line.
 sass() {
@@ -37,7 +38,7 @@ sass() {
 }
 
 status=0
-for kernel in sgemm fastcu; do
+for kernel in sgemm fastcu softmax; do
   sass "$tmp/$kernel.cubin" >"$tmp/$kernel.orig"
   total=$(wc -l <"$tmp/$kernel.orig")
   found=0

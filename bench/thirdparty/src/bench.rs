@@ -15,6 +15,7 @@ use crate::designs::{DESIGNS, KERNELS};
 use crate::fastcu::Fastcu;
 use crate::problem::{Problem, Result};
 use crate::sgemm::Sgemm;
+use crate::softmax::Softmax;
 use crate::timing::{medians, row, Config, WARMUP_ROUNDS};
 use crate::{capture, MODULES, REGIONS};
 
@@ -164,6 +165,7 @@ pub fn run(rounds: usize, passes: usize, filter: Option<&str>) -> Result<()> {
         let problem: Box<dyn Problem> = match *name {
             "sgemm" => Box::new(Sgemm::new(&stream)?),
             "fastcu" => Box::new(Fastcu::new(&stream)?),
+            "softmax" => Box::new(Softmax::new(&stream)?),
             other => {
                 return Err(format!(
                     "src/designs.rs names a kernel {other} that main does not know"

@@ -17,13 +17,16 @@ pub type Design = (
 );
 
 /// Every kernel of [`KERNELS`], for a design that is built for all.
-pub const ALL: &[&str] = &["sgemm", "fastcu"];
+pub const ALL: &[&str] = &["sgemm", "fastcu", "softmax"];
 
 pub const KERNELS: &[Kernel] = &[
     // siboehm/SGEMM_CUDA sgemmWarptiling<128,128,16,64,64,4,8,4,128>, fp32 4096^3.
     ("sgemm", "kernels/sgemm_warptiling.cu"),
     // pranjalssh/fast.cu matmulKernel12<128,256,64,384,3,128,2,1>, bf16 8192^3.
     ("fastcu", "kernels/fastcu_matmul12.cu"),
+    // karpathy/llm.c softmax_forward_kernel4, one 1,024-thread block per row
+    // of 4,096 fp32 values, 16,384 rows.
+    ("softmax", "kernels/softmax_llmc.cu"),
 ];
 
 pub const DESIGNS: &[Design] = &[
@@ -35,6 +38,10 @@ pub const DESIGNS: &[Design] = &[
     // body, whose events a warp recording nothing branches over or issues
     // predicated (the default before the block dispatch).
     ("open", ALL, &[("TP_OPEN_IN_BODY", "1")]),
+    // The block dispatch written in the kernel with the idle body first
+    // (`if (!ktrace::block_sampled(trace))`): whether the order in which
+    // ptxas meets the two bodies changes how it schedules the idle one.
+    ("idlefirst", &["sgemm"], &[("TP_IDLE_FIRST", "1")]),
     // Time anchors by the event count.
     ("count", ALL, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")]),
     // No time anchors and no stamps.
