@@ -1,5 +1,6 @@
-//! tp_bench: what tracing costs two kernels we did not write, siboehm's
-//! warptiling SGEMM and fast.cu's fastest Hopper GEMM, instrumented as a new
+//! tp_bench: what tracing costs kernels we did not write, siboehm's
+//! warptiling SGEMM, fast.cu's fastest Hopper GEMM and llm.c's softmax
+//! (one block per row), instrumented as a new
 //! user would (README, "Tracing your own kernels"), in every design of
 //! src/designs.rs. See README.md beside Cargo.toml.
 //!
