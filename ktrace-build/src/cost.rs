@@ -176,8 +176,9 @@ pub fn warning(costs: &[(String, KernelCost)]) -> Option<String> {
     };
     Some(format!(
         "ktrace: with tracing off, every warp of {first}{more} issues marker instructions in its \
-         loops: run the kernel's body through KTRACE_DISPATCH (docs/performance.md); each \
-         traced image's .cost file, and Output::costs, hold every kernel's figures"
+         loops; KTRACE_DISPATCH takes them out of the blocks that record nothing (measure both \
+         forms: docs/performance.md, \"The block dispatch\"); each traced image's .cost file, \
+         and Output::costs, hold every kernel's figures"
     ))
 }
 
