@@ -47,6 +47,7 @@
 // for this many warps a block (384 threads: 12 warps), not the default 32.
 #define KTRACE_SMEM_WARPS 12
 #include <ktrace.cuh>
+#include "tp_dispatch.cuh"
 
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -588,6 +589,10 @@ extern "C" __global__ void __launch_bounds__(384) __cluster_dims__(2, 1, 1)
     KTRACE_OPEN(trace);
     M12::matmulKernel12<128, 256, 64, 384, 3, 128, 2, 1>(M, N, K, tensorMapC, tensorMapA, tensorMapB,
                                                          dspace, ktrace_ctx);
+#elif TP_OUTLINE
+    // The `outline` design: the recording body in a call of its own.
+    TP_DISPATCH_OUTLINED(trace, M12::matmulKernel12<128, 256, 64, 384, 3, 128, 2, 1>(
+                                    M, N, K, tensorMapC, tensorMapA, tensorMapB, dspace, ktrace_ctx));
 #else
     KTRACE_DISPATCH(trace, M12::matmulKernel12<128, 256, 64, 384, 3, 128, 2, 1>(
                                M, N, K, tensorMapC, tensorMapA, tensorMapB, dspace, ktrace_ctx));

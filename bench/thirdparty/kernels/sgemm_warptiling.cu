@@ -44,6 +44,7 @@
 // for this many warps a block (128 threads: 4 warps), not the default 32.
 #define KTRACE_SMEM_WARPS 4
 #include <ktrace.cuh>
+#include "tp_dispatch.cuh"
 
 #include <algorithm>
 #include <cassert>
@@ -235,6 +236,7 @@ __device__ __forceinline__ void
   }
 }
 
+
 // The runner's configuration (src/runner.cu, runSgemmWarptiling): BM = BN =
 // 128, BK = 16, WM = WN = 64, WNITER = 4, TM = 8, TN = 4, 128 threads; grid
 // (N / 128, M / 128).
@@ -250,6 +252,11 @@ extern "C" __global__ void __launch_bounds__(128)
   sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(M, N, K, alpha, A, B,
                                                       beta, C, As, Bs,
                                                       ktrace_ctx);
+#elif TP_OUTLINE
+  // The `outline` design: the recording body in a call of its own.
+  TP_DISPATCH_OUTLINED(trace, sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(
+                                  M, N, K, alpha, A, B, beta, C, As, Bs,
+                                  ktrace_ctx));
 #elif TP_IDLE_FIRST && KTRACE_ON
   // The `idlefirst` design: the block's choice written out, the body that
   // records nothing first.

@@ -42,6 +42,10 @@ pub const DESIGNS: &[Design] = &[
     // (`if (!ktrace::block_sampled(trace))`): whether the order in which
     // ptxas meets the two bodies changes how it schedules the idle one.
     ("idlefirst", &["sgemm"], &[("TP_IDLE_FIRST", "1")]),
+    // The block dispatch with the recording body out of line
+    // (kernels/tp_dispatch.cuh): ptxas compiles the kernel around the idle
+    // body alone.
+    ("outline", ALL, &[("TP_OUTLINE", "1")]),
     // Time anchors by the event count.
     ("count", ALL, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")]),
     // No time anchors and no stamps.
