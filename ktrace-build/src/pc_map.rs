@@ -158,8 +158,9 @@ pub struct SassFunction {
     pub name: String,
     /// Its instructions in address order.
     pub instructions: Vec<SassInstruction>,
-    /// Its branch labels (`.L_x_5`) with the offset of the instruction
-    /// each names, in address order.
+    /// Its branch labels (`.L_x_5`), and the symbols of the functions
+    /// placed in its section (`$kernel$callee`), with the offset of the
+    /// instruction each names, in address order.
     pub labels: Vec<(String, u32)>,
 }
 
@@ -199,7 +200,10 @@ pub fn parse_disassembly(text: &str) -> Disassembly {
             current.clear();
             pending.clear();
             fresh = false;
-        } else if let Some(label) = line.strip_suffix(':').filter(|l| l.starts_with(".L")) {
+        } else if let Some(label) = line
+            .strip_suffix(':')
+            .filter(|l| l.starts_with(".L") || l.starts_with('$'))
+        {
             labels.push(label.to_string());
         } else if let Some(rest) = line.strip_prefix("//## File ") {
             if !fresh {

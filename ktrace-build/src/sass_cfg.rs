@@ -62,6 +62,19 @@ pub fn branch_target(f: &SassFunction, i: &SassInstruction) -> Option<u32> {
     u32::from_str_radix(t.strip_prefix("0x")?, 16).ok()
 }
 
+/// The target of a call to a function placed in the same section
+/// (`CALL.REL`, `CALL.REL.NOINC`), to a label or an offset.
+fn call_target(f: &SassFunction, i: &SassInstruction) -> Option<u32> {
+    if !i.opcode.starts_with("CALL.REL") {
+        return None;
+    }
+    let t = i.operands.trim().trim_start_matches('`');
+    if let Some(label) = t.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
+        return f.labels.iter().find(|(l, _)| l == label).map(|&(_, o)| o);
+    }
+    u32::from_str_radix(t.strip_prefix("0x")?, 16).ok()
+}
+
 /// Whether control may go on to the next instruction after `i`: not after
 /// an unconditional branch, exit, return or indirect jump.
 fn falls_through(i: &SassInstruction) -> bool {
@@ -104,7 +117,10 @@ pub fn cfg(f: &SassFunction) -> Cfg {
     let mut leader = vec![false; ins.len()];
     leader[0] = true;
     for (k, i) in ins.iter().enumerate() {
-        if let Some(&t) = branch_target(f, i).and_then(|t| index.get(&t)) {
+        if let Some(&t) = branch_target(f, i)
+            .or_else(|| call_target(f, i))
+            .and_then(|t| index.get(&t))
+        {
             leader[t] = true;
         }
         if ends_block(i) && k + 1 < ins.len() {
@@ -134,14 +150,26 @@ pub fn cfg(f: &SassFunction) -> Cfg {
         }
         blocks[b].succ = succ;
     }
-    let loops = natural_loops(&blocks);
+    // Entries: the function's start, and each function placed in its
+    // section that a call reaches (ptxas puts a `__noinline__` callee
+    // there).
+    let mut entries = vec![0];
+    for i in ins {
+        if let Some(&t) = call_target(f, i).and_then(|t| index.get(&t)) {
+            let b = block_of_ins(t);
+            if !entries.contains(&b) {
+                entries.push(b);
+            }
+        }
+    }
+    let loops = natural_loops(&blocks, &entries);
     Cfg { blocks, loops }
 }
 
-/// Dominator sets of every block reachable from block 0, as bit vectors
-/// (a block unreachable from the entry dominates nothing and is
-/// dominated by nothing).
-fn dominators(blocks: &[Block]) -> Vec<Vec<bool>> {
+/// Dominator sets of every block reachable from an entry, as bit vectors
+/// (an entry is dominated by itself alone; a block no entry reaches
+/// dominates nothing and is dominated by nothing).
+fn dominators(blocks: &[Block], entries: &[usize]) -> Vec<Vec<bool>> {
     let n = blocks.len();
     let mut preds = vec![Vec::new(); n];
     for (b, blk) in blocks.iter().enumerate() {
@@ -150,7 +178,7 @@ fn dominators(blocks: &[Block]) -> Vec<Vec<bool>> {
         }
     }
     let mut reach = vec![false; n];
-    let mut stack = vec![0];
+    let mut stack = entries.to_vec();
     while let Some(b) = stack.pop() {
         if !std::mem::replace(&mut reach[b], true) {
             stack.extend(blocks[b].succ.iter().copied());
@@ -158,8 +186,8 @@ fn dominators(blocks: &[Block]) -> Vec<Vec<bool>> {
     }
     let mut dom: Vec<Vec<bool>> = (0..n)
         .map(|b| {
-            if b == 0 {
-                (0..n).map(|k| k == 0).collect()
+            if entries.contains(&b) {
+                (0..n).map(|k| k == b).collect()
             } else {
                 vec![reach[b]; n]
             }
@@ -168,8 +196,8 @@ fn dominators(blocks: &[Block]) -> Vec<Vec<bool>> {
     let mut changed = true;
     while changed {
         changed = false;
-        for b in 1..n {
-            if !reach[b] {
+        for b in 0..n {
+            if !reach[b] || entries.contains(&b) {
                 continue;
             }
             let mut d = vec![true; n];
@@ -189,9 +217,9 @@ fn dominators(blocks: &[Block]) -> Vec<Vec<bool>> {
 }
 
 /// The natural loops of `blocks`, back edges to one header merged.
-fn natural_loops(blocks: &[Block]) -> Vec<Loop> {
+fn natural_loops(blocks: &[Block], entries: &[usize]) -> Vec<Loop> {
     let n = blocks.len();
-    let dom = dominators(blocks);
+    let dom = dominators(blocks, entries);
     let mut preds = vec![Vec::new(); n];
     for (b, blk) in blocks.iter().enumerate() {
         for &s in &blk.succ {
@@ -273,6 +301,23 @@ mod tests {
                     blocks: vec![3]
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn a_callee_in_the_section_is_an_entry_of_its_own() {
+        let text = ".text.k:\n/*0000*/ CALL.REL.NOINC `($k$callee) ;\n/*0010*/ EXIT ;\n\
+                    /*0020*/ NOP ;\n$k$callee:\n/*0030*/ FFMA R1, R2, R3, R1 ;\n\
+                    /*0040*/ @P0 BRA 0x30 ;\n/*0050*/ RET.REL.NODEC R20 `(k) ;\n";
+        let g = cfg(&parse_disassembly(text).functions[0]);
+        // CALL EXIT | NOP | FFMA BRA | RET: the callee's loop is found.
+        assert_eq!(g.blocks.len(), 4);
+        assert_eq!(
+            g.loops,
+            vec![Loop {
+                header: 2,
+                blocks: vec![2]
+            }]
         );
     }
 
