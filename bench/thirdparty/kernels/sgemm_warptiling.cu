@@ -258,9 +258,9 @@ extern "C" __global__ void __launch_bounds__(128)
                                   M, N, K, alpha, A, B, beta, C, As, Bs,
                                   ktrace_ctx));
 #elif TP_IDLE_FIRST && KTRACE_ON
-  // The `idlefirst` design: the block's choice written out, the body that
-  // records nothing first.
-  if (!ktrace::block_sampled(trace)) {
+  // The `idlefirst` design: the block's choice from the argument alone
+  // (kernels/tp_dispatch.cuh), the body that records nothing first.
+  if (!tp::block_sampled(trace)) {
     ktrace::Idle idle;
     sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(M, N, K, alpha, A, B,
                                                         beta, C, As, Bs, idle);

@@ -1,11 +1,27 @@
 // tp_bench's own forms of the block dispatch, for the designs that compare
-// them with ktrace's KTRACE_DISPATCH (ktrace/dispatch.cuh): the same
-// choice (ktrace::block_sampled), the bodies arranged otherwise. Not part
+// them with ktrace's KTRACE_DISPATCH (ktrace/dispatch.cuh): the block's
+// choice made from the argument alone (tp::block_sampled), the bodies
+// arranged otherwise. Not part
 // of the kernels as their authors wrote them; included after <ktrace.cuh>.
 #pragma once
 
 #if KTRACE_ON
 namespace tp {
+
+// Whether the calling thread's block is one the launch samples, from the
+// argument alone (block-uniform): a traced launch, a block whose linear
+// index the stride keeps and that has a slot, and a warp mask. The
+// division by the stride is only made when the stride is not 1. Where
+// ktrace's KTRACE_DISPATCH opens every block's context and chooses with a
+// block barrier, these designs choose before any open, with a barrier only
+// through a continuous session's site.
+__device__ __forceinline__ bool block_sampled(const ktrace_arg& arg) {
+  const uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  if (arg.buffer == 0 || arg.warp_mask == 0) return false;
+  const uint32_t stride = arg.block_stride;
+  if (stride <= 1u) return block < arg.blocks_traced;
+  return block % stride == 0u && block / stride < arg.blocks_traced;
+}
 
 // The recording body out of line, in a call of its own, so that ptxas
 // compiles the kernel around the idle body alone (the `outline` design).
@@ -23,7 +39,7 @@ __device__ __noinline__ bool record_outlined(const ktrace_arg& arg, Body body) {
 
 template <class Body>
 __device__ __forceinline__ void dispatch_outlined(const ktrace_arg& arg, Body&& body) {
-  if (ktrace::block_sampled(arg) && record_outlined(arg, body)) return;
+  if (block_sampled(arg) && record_outlined(arg, body)) return;
   ktrace::Idle idle;
   body(idle);
 }

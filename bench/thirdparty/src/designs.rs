@@ -38,13 +38,14 @@ pub const DESIGNS: &[Design] = &[
     // body, whose events a warp recording nothing branches over or issues
     // predicated (the default before the block dispatch).
     ("open", ALL, &[("TP_OPEN_IN_BODY", "1")]),
-    // The block dispatch written in the kernel with the idle body first
-    // (`if (!ktrace::block_sampled(trace))`): whether the order in which
-    // ptxas meets the two bodies changes how it schedules the idle one.
+    // The block dispatch written in the kernel, the block's choice made
+    // from the argument alone (kernels/tp_dispatch.cuh) and the idle body
+    // first: what the choice without a barrier costs, and whether the order
+    // in which ptxas meets the two bodies changes how it schedules them.
     ("idlefirst", &["sgemm"], &[("TP_IDLE_FIRST", "1")]),
-    // The block dispatch with the recording body out of line
-    // (kernels/tp_dispatch.cuh): ptxas compiles the kernel around the idle
-    // body alone.
+    // The block dispatch with the recording body out of line and the
+    // choice from the argument alone (kernels/tp_dispatch.cuh): ptxas
+    // compiles the kernel around the idle body alone.
     ("outline", ALL, &[("TP_OUTLINE", "1")]),
     // Time anchors by the event count.
     ("count", ALL, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")]),

@@ -32,10 +32,13 @@ class Idle {
 /// which the kernel's top level is. With the null argument (tracing off at
 /// run time) the choice is one test of the parameter and no barrier.
 ///
-/// Inside a recording block, a warp that is not sampled runs the body with
-/// its Context, whose events it branches over (or issues predicated off,
-/// where ptxas if-converted them): sampling whole blocks is free, sampling
-/// warps within a block is not.
+/// With a traced launch every warp opens its Context (the slot
+/// arithmetic, a vote, a shuffle) and the block meets at the barrier
+/// before choosing, so a block that sampling leaves out still pays its
+/// open and the barrier once, then runs no marker code. Inside a recording
+/// block, a warp that is not sampled runs the body with its Context,
+/// whose events it branches over (or issues predicated off, where ptxas
+/// if-converted them).
 template <class Body>
 __device__ __forceinline__ void dispatch(const ktrace_arg& arg, Body&& body) {
   if (arg.buffer != 0) {
