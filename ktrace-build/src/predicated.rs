@@ -13,15 +13,16 @@
 //! 32-bit read of `SR_CLOCKLO` (`CS2R.32`, `S2R` or `S2UR`; the open and
 //! the flush read all 64 bits), so a predicated one is a predicated event.
 //!
-//! Only events inside a loop count (between a backward branch and its
-//! target, both in the function): there a warp that records nothing
+//! Only events inside a loop count (a natural loop of the function's
+//! control flow, [`crate::sass_cfg`]): there a warp that records nothing
 //! issues the event every iteration. A predicated event outside any loop
 //! costs such a warp a few instructions once.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::pc_map::{Disassembly, SassFunction, SassInstruction};
+use crate::pc_map::{Disassembly, SassInstruction};
+use crate::sass_cfg::cfg;
 
 /// The predicated events of one function of a traced image.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,12 +54,17 @@ impl PredicatedEvents {
 pub fn predicated_events(disassembly: &Disassembly) -> Vec<PredicatedEvents> {
     let mut found: BTreeMap<String, u32> = BTreeMap::new();
     for f in &disassembly.functions {
-        let loops = loops(f);
+        let g = cfg(f);
+        let mut in_loop = vec![false; f.instructions.len()];
+        for b in g.loops.iter().flat_map(|l| &l.blocks) {
+            let block = &g.blocks[*b];
+            in_loop[block.first..block.end].fill(true);
+        }
         let events = f
             .instructions
             .iter()
-            .filter(|i| is_predicated_clock_read(i))
-            .filter(|i| loops.iter().any(|l| l.contains(&i.offset)))
+            .zip(&in_loop)
+            .filter(|(i, &looped)| looped && is_predicated_clock_read(i))
             .count() as u32;
         if events > 0 {
             *found.entry(f.name.clone()).or_default() += events;
@@ -124,25 +130,6 @@ fn growth(
         .collect()
 }
 
-/// The loops of `f`: from each backward branch's target to the branch
-/// (`BRA` to a label or an offset at or before its own).
-fn loops(f: &SassFunction) -> Vec<std::ops::RangeInclusive<u32>> {
-    let target = |operands: &str| -> Option<u32> {
-        let t = operands.trim().trim_start_matches('`');
-        if let Some(label) = t.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
-            return f.labels.iter().find(|(l, _)| l == label).map(|&(_, o)| o);
-        }
-        u32::from_str_radix(t.strip_prefix("0x")?, 16).ok()
-    };
-    f.instructions
-        .iter()
-        .filter(|i| i.opcode.starts_with("BRA"))
-        .filter_map(|i| Some((target(&i.operands)?, i.offset)))
-        .filter(|(to, from)| to <= from)
-        .map(|(to, from)| to..=from)
-        .collect()
-}
-
 /// Whether `i` is `@P… OP R…, SR_CLOCKLO` with OP a 32-bit
 /// special-register read.
 fn is_predicated_clock_read(i: &SassInstruction) -> bool {
@@ -201,8 +188,21 @@ mod tests {
                 (".L_x_6".to_string(), 0x1220)
             ]
         );
-        assert_eq!(loops(&d.functions[0]), vec![0xfa0..=0x1220]);
-        assert_eq!(loops(&d.functions[2]), vec![0x120..=0x130]);
+        let loop_offsets = |k: usize| -> Vec<u32> {
+            let f = &d.functions[k];
+            let g = cfg(f);
+            g.loops
+                .iter()
+                .flat_map(|l| &l.blocks)
+                .flat_map(|&b| g.blocks[b].first..g.blocks[b].end)
+                .map(|i| f.instructions[i].offset)
+                .collect()
+        };
+        assert_eq!(
+            loop_offsets(0),
+            [0xfa0, 0xfb0, 0x10b0, 0x1110, 0x1180, 0x1190, 0x1220]
+        );
+        assert_eq!(loop_offsets(2), [0x120, 0x130]);
     }
 
     #[test]
