@@ -30,6 +30,7 @@ flags=(-cubin -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -DNDEBUG
 nvcc "${flags[@]}" -o "$tmp/sgemm.cubin" original/sgemm_original.cu
 nvcc "${flags[@]}" -o "$tmp/fastcu.cubin" original/fastcu_original.cu
 nvcc "${flags[@]}" -o "$tmp/softmax.cubin" original/softmax_original.cu
+nvcc "${flags[@]}" -o "$tmp/hgemm.cubin" original/hgemm_original.cu
 
 # The instructions of every function of a cubin, one a line.
 sass() {
@@ -38,7 +39,7 @@ sass() {
 }
 
 status=0
-for kernel in sgemm fastcu softmax; do
+for kernel in sgemm fastcu softmax hgemm; do
   sass "$tmp/$kernel.cubin" >"$tmp/$kernel.orig"
   total=$(wc -l <"$tmp/$kernel.orig")
   found=0

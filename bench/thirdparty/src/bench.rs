@@ -13,6 +13,7 @@ use ktrace_runtime::{BlockSampling, FunctionPair, KtraceArg, TraceConfig, TraceS
 
 use crate::designs::{DESIGNS, KERNELS};
 use crate::fastcu::Fastcu;
+use crate::hgemm::Hgemm;
 use crate::problem::{Problem, Result};
 use crate::sgemm::Sgemm;
 use crate::softmax::Softmax;
@@ -166,6 +167,7 @@ pub fn run(rounds: usize, passes: usize, filter: Option<&str>) -> Result<()> {
             "sgemm" => Box::new(Sgemm::new(&stream)?),
             "fastcu" => Box::new(Fastcu::new(&stream)?),
             "softmax" => Box::new(Softmax::new(&stream)?),
+            "hgemm" => Box::new(Hgemm::new(&stream)?),
             other => {
                 return Err(format!(
                     "src/designs.rs names a kernel {other} that main does not know"

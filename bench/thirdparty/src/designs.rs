@@ -17,7 +17,7 @@ pub type Design = (
 );
 
 /// Every kernel of [`KERNELS`], for a design that is built for all.
-pub const ALL: &[&str] = &["sgemm", "fastcu", "softmax"];
+pub const ALL: &[&str] = &["sgemm", "fastcu", "softmax", "hgemm"];
 
 pub const KERNELS: &[Kernel] = &[
     // siboehm/SGEMM_CUDA sgemmWarptiling<128,128,16,64,64,4,8,4,128>, fp32 4096^3.
@@ -27,6 +27,9 @@ pub const KERNELS: &[Kernel] = &[
     // karpathy/llm.c softmax_forward_kernel4, one 1,024-thread block per row
     // of 4,096 fp32 values, 16,384 rows.
     ("softmax", "kernels/softmax_llmc.cu"),
+    // Bruce-Lee-LY/cuda_hgemm mmaAsyncStage3Kernel: mma.sync, ldmatrix and
+    // three cp.async stages, fp16 8192^3.
+    ("hgemm", "kernels/hgemm_mma_stage3.cu"),
 ];
 
 pub const DESIGNS: &[Design] = &[

@@ -13,6 +13,7 @@ mod bench;
 mod capture;
 mod designs;
 mod fastcu;
+mod hgemm;
 mod problem;
 mod ptxas;
 mod sgemm;
@@ -30,7 +31,7 @@ usage: tp_bench ROUNDS PASSES [FILTER]
           an order rotated each round; the table gives each one's median
   PASSES  passes, each with its own table and its own decoded captures
   FILTER  only the kernels and designs whose name contains it (the untraced
-          builds always run): sgemm, fastcu, softmax, default, open, count,
+          builds always run): sgemm, fastcu, softmax, hgemm, default, open, count,
           noanchor, clock, newest, smem, ring
   ptxas   print ptxas's register and spill report of every build, saved at
           build time (no GPU needed)";
@@ -47,6 +48,7 @@ fn main() {
                     ("sgemm", "sgemm_warptiling"),
                     ("fastcu", "fastcu_matmul12"),
                     ("softmax", "softmax_forward_kernel4"),
+                    ("hgemm", "hgemm_mma_stage3"),
                 ],
             );
         }
