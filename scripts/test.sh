@@ -4,7 +4,8 @@
 # ktrace-runtime without its cuda feature), the API docs (rustdoc with
 # -D warnings), that the CLI and the fuzz targets
 # do not pull in cudarc, runs every test (and builds and tests the
-# third-party bench crate, bench/thirdparty), and checks the Perfetto export
+# third-party bench crate, bench/thirdparty, and compares its untraced
+# builds' SASS with the authors' kernels), and checks the Perfetto export
 # against the Chrome export with Perfetto's own schema (a Python venv in
 # .venv-check/), and that `ktrace report` pages draw in headless Chromium
 # (Debian's chromium package, installed when missing).
@@ -67,6 +68,9 @@ cargo fmt --manifest-path "$tp" -- --check
 cargo clippy --manifest-path "$tp" --all-targets -- -D warnings
 cargo test --manifest-path "$tp"
 cargo run --quiet --manifest-path "$tp" -- ptxas >/dev/null
+# Every design's untraced build of each public kernel, KTRACE_DISPATCH's
+# included, is the authors' kernel instruction for instruction.
+bench/thirdparty/scripts/sass_check.sh
 echo "== .pftrace against the Chrome trace, decoded with Perfetto's own schema"
 # A venv with the PyPI perfetto package (its perfetto_trace_pb2) and
 # protobuf, created once in the git-ignored .venv-check/ and reused.

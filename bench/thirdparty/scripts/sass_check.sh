@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Zero cost when off, checked on the third-party kernels: the untraced
-# build of every design (target/release/build/thirdparty-*/out/ktrace/
-# kernels/*.untraced.cubin, from `cargo build --release`) against the
+# build of every design (target/{release,debug}/build/thirdparty-*/out/ktrace/
+# kernels/*.untraced.cubin, from the newest `cargo build`) against the
 # authors' kernel (original/), compiled with the same nvcc flags as
 # ktrace-build's, instruction by instruction (cuobjdump -sass, addresses,
 # encodings and function names aside).
@@ -15,9 +15,11 @@ if ! command -v nvcc >/dev/null || ! command -v cuobjdump >/dev/null; then
   # shellcheck disable=SC1091
   source ../../.cuda/env.sh
 fi
-out=$(ls -td target/release/build/thirdparty-*/out/ktrace/kernels 2>/dev/null | head -1 || true)
+# The newest build, release or debug: the kernels are compiled with the same
+# nvcc flags in both profiles.
+out=$(ls -td target/{release,debug}/build/thirdparty-*/out/ktrace/kernels 2>/dev/null | head -1 || true)
 if [[ -z "$out" ]]; then
-  echo "sass_check: no build found; run cargo build --release first" >&2
+  echo "sass_check: no build found; run cargo build (--release) first" >&2
   exit 2
 fi
 tmp=$(mktemp -d)
