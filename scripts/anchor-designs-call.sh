@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call comparing the default recorder's time designs: the
 # shared-memory alignment check, the dvfs truth with stamped events (the
-# default) and with anchors by the clock (KTRACE_ANCHORS_CLOCK), the two
+# default) and with anchors by the clock (KTRACE_ANCHORS_CLOCK), the
 # public kernels of bench/thirdparty in every design, and the recorder microbenchmark's
 # store builds; optionally Proton's per-record figures beside them.
 # Expects release binaries in .device/bin (smem_align, dvfs,
