@@ -76,22 +76,13 @@ pub struct KernelCost {
 const LARGE_IDLE_PERMILLE: u64 = 20;
 
 impl KernelCost {
-    /// The loop that adds the most instructions to a warp that records
-    /// nothing, relative to its own (the first on ties).
-    fn worst_idle(&self) -> Option<&LoopCost> {
+    /// The loop to which `added` (a traced warp's or an idle warp's
+    /// instructions) adds the most, relative to its own (the largest loop
+    /// on ties).
+    fn worst(&self, added: impl Fn(&LoopCost) -> u32) -> Option<&LoopCost> {
         self.loops.iter().max_by(|a, b| {
-            share(a.idle, a.own)
-                .cmp(&share(b.idle, b.own))
-                .then(b.own.cmp(&a.own))
-        })
-    }
-
-    /// The loop that adds the most instructions to a traced warp,
-    /// relative to its own.
-    fn worst_traced(&self) -> Option<&LoopCost> {
-        self.loops.iter().max_by(|a, b| {
-            share(a.traced, a.own)
-                .cmp(&share(b.traced, b.own))
+            share(added(a), a.own)
+                .cmp(&share(added(b), b.own))
                 .then(b.own.cmp(&a.own))
         })
     }
@@ -101,7 +92,7 @@ impl KernelCost {
     /// instructions outside them.
     pub fn summary(&self, module: &str) -> String {
         let mut s = format!("ktrace: cost of {module}/{}: ", self.function);
-        match (self.worst_traced(), self.worst_idle()) {
+        match (self.worst(|l| l.traced), self.worst(|l| l.idle)) {
             (Some(t), Some(i)) => {
                 s += &format!(
                     "{} marked loop(s); a traced warp adds {} instructions to a loop of {} ({}), ",
@@ -156,7 +147,7 @@ pub fn warning(costs: &[(String, KernelCost)]) -> Option<String> {
         .iter()
         .filter(|(_, c)| c.is_large())
         .map(|(m, c)| {
-            let worst = c.worst_idle().expect("a large cost has a loop");
+            let worst = c.worst(|l| l.idle).expect("a large cost has a loop");
             format!(
                 "{m}/{} ({} instructions a loop of {})",
                 c.function, worst.idle, worst.own
@@ -363,9 +354,6 @@ pub fn parse(text: &str) -> Option<Vec<KernelCost>> {
     Some(out)
 }
 
-#[cfg(test)]
-mod tests;
-
 /// The `.cost` files of every traced image in `kernels_dir` (a build's
 /// `OUT_DIR/ktrace/kernels`) as one text: per module, in name order, a line
 /// `module NAME` and the file's kernels. `None` when the directory holds no
@@ -416,10 +404,12 @@ pub fn check_golden(golden: &Path, actual: &str, bless: bool) -> Result<(), Stri
         let mut current = String::new();
         for line in text.lines().skip(1) {
             match line.strip_prefix("module ") {
-                Some(name) => current = name.to_string(),
+                Some(name) => {
+                    current = name.to_string();
+                    m.entry(current.clone()).or_default();
+                }
                 None => m.entry(current.clone()).or_default().push(line.to_string()),
             }
-            m.entry(current.clone()).or_default();
         }
         m
     };
@@ -454,3 +444,6 @@ pub fn check_golden(golden: &Path, actual: &str, bless: bool) -> Result<(), Stri
         golden.display()
     ))
 }
+
+#[cfg(test)]
+mod tests;

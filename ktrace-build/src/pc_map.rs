@@ -363,6 +363,7 @@ pub fn map(
 ) -> PcMap {
     let files = &disassembly.files;
     let ktrace: Vec<bool> = files.iter().map(|f| is_ktrace_header(f)).collect();
+    let dispatch: Vec<bool> = files.iter().map(|f| is_dispatch_header(f)).collect();
     let lines: Vec<Option<u32>> = files.iter().map(|f| line_count(f)).collect();
     // A line past its file's end is one the line table got wrong (nvcc
     // names the including file for some of a header's lines): not trusted.
@@ -390,11 +391,8 @@ pub fn map(
                     regions.dedup();
                     let kind = if frames.is_empty() {
                         PcKind::Unknown
-                    } else if is_marker_frames(
-                        &frames,
-                        |file| ktrace[file],
-                        |file| is_dispatch_header(&files[file]),
-                    ) {
+                    } else if is_marker_frames(&frames, |file| ktrace[file], |file| dispatch[file])
+                    {
                         PcKind::Marker
                     } else {
                         PcKind::User

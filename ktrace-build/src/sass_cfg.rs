@@ -44,45 +44,46 @@ pub struct Cfg {
     pub loops: Vec<Loop>,
 }
 
-/// The target of a branch instruction (`BRA`, any modifiers) to a label
-/// or an offset, `None` for other instructions and indirect branches.
-pub fn branch_target(f: &SassFunction, i: &SassInstruction) -> Option<u32> {
-    if !i.opcode.starts_with("BRA") {
-        return None;
-    }
-    let t = i
-        .operands
-        .rsplit(',')
-        .next()?
-        .trim()
-        .trim_start_matches('`');
+/// The offset a branch or call operand names: a label (`` `(.L_x_5) ``,
+/// `` `($kernel$callee) ``) or an offset (`0x50`).
+fn jump_target(f: &SassFunction, operand: &str) -> Option<u32> {
+    let t = operand.trim().trim_start_matches('`');
     if let Some(label) = t.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
         return f.labels.iter().find(|(l, _)| l == label).map(|&(_, o)| o);
     }
     u32::from_str_radix(t.strip_prefix("0x")?, 16).ok()
 }
 
+/// The target of a branch instruction (`BRA`, any modifiers; its last
+/// operand), `None` for other instructions and indirect branches.
+fn branch_target(f: &SassFunction, i: &SassInstruction) -> Option<u32> {
+    if !i.opcode.starts_with("BRA") {
+        return None;
+    }
+    jump_target(f, i.operands.rsplit(',').next()?)
+}
+
 /// The target of a call to a function placed in the same section
-/// (`CALL.REL`, `CALL.REL.NOINC`), to a label or an offset.
+/// (`CALL.REL`, `CALL.REL.NOINC`).
 fn call_target(f: &SassFunction, i: &SassInstruction) -> Option<u32> {
     if !i.opcode.starts_with("CALL.REL") {
         return None;
     }
-    let t = i.operands.trim().trim_start_matches('`');
-    if let Some(label) = t.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
-        return f.labels.iter().find(|(l, _)| l == label).map(|&(_, o)| o);
-    }
-    u32::from_str_radix(t.strip_prefix("0x")?, 16).ok()
+    jump_target(f, &i.operands)
+}
+
+/// Whether `i` ends a basic block: a branch, exit, return or indirect jump.
+fn ends_block(i: &SassInstruction) -> bool {
+    let op = i.opcode.as_str();
+    ["BRA", "EXIT", "RET", "BRX", "JMX", "JMP", "KILL"]
+        .iter()
+        .any(|e| op == *e || op.starts_with(&format!("{e}.")))
 }
 
 /// Whether control may go on to the next instruction after `i`: not after
 /// an unconditional branch, exit, return or indirect jump.
 fn falls_through(i: &SassInstruction) -> bool {
-    let op = i.opcode.as_str();
-    let ends = ["BRA", "EXIT", "RET", "BRX", "JMX", "JMP", "KILL"]
-        .iter()
-        .any(|e| op == *e || op.starts_with(&format!("{e}.")));
-    if !ends {
+    if !ends_block(i) {
         return true;
     }
     // A guard, or a uniform predicate operand (`BRA.U !UP0, 0x50`), makes
@@ -94,14 +95,6 @@ fn falls_through(i: &SassInstruction) -> bool {
             .next()
             .is_some_and(|p| p.trim().trim_start_matches('!').contains('P'));
     guarded || pred_operand
-}
-
-/// Whether `i` ends a basic block.
-fn ends_block(i: &SassInstruction) -> bool {
-    let op = i.opcode.as_str();
-    ["BRA", "EXIT", "RET", "BRX", "JMX", "JMP", "KILL"]
-        .iter()
-        .any(|e| op == *e || op.starts_with(&format!("{e}.")))
 }
 
 /// The control-flow graph and natural loops of `f`.
@@ -166,17 +159,11 @@ pub fn cfg(f: &SassFunction) -> Cfg {
     Cfg { blocks, loops }
 }
 
-/// Dominator sets of every block reachable from an entry, as bit vectors
-/// (an entry is dominated by itself alone; a block no entry reaches
+/// Dominator sets of every block reachable from an entry (`preds`: each
+/// block's predecessors), as bit vectors (an entry is dominated by itself alone; a block no entry reaches
 /// dominates nothing and is dominated by nothing).
-fn dominators(blocks: &[Block], entries: &[usize]) -> Vec<Vec<bool>> {
+fn dominators(blocks: &[Block], preds: &[Vec<usize>], entries: &[usize]) -> Vec<Vec<bool>> {
     let n = blocks.len();
-    let mut preds = vec![Vec::new(); n];
-    for (b, blk) in blocks.iter().enumerate() {
-        for &s in &blk.succ {
-            preds[s].push(b);
-        }
-    }
     let mut reach = vec![false; n];
     let mut stack = entries.to_vec();
     while let Some(b) = stack.pop() {
@@ -219,13 +206,13 @@ fn dominators(blocks: &[Block], entries: &[usize]) -> Vec<Vec<bool>> {
 /// The natural loops of `blocks`, back edges to one header merged.
 fn natural_loops(blocks: &[Block], entries: &[usize]) -> Vec<Loop> {
     let n = blocks.len();
-    let dom = dominators(blocks, entries);
     let mut preds = vec![Vec::new(); n];
     for (b, blk) in blocks.iter().enumerate() {
         for &s in &blk.succ {
             preds[s].push(b);
         }
     }
+    let dom = dominators(blocks, &preds, entries);
     let mut by_header: BTreeMap<usize, Vec<bool>> = BTreeMap::new();
     for (src, blk) in blocks.iter().enumerate() {
         for &h in &blk.succ {

@@ -84,3 +84,28 @@ pub fn fake_nvcc(dir: &Path, deps: &[&Path]) -> (PathBuf, PathBuf) {
         .expect("making the fake nvcc executable");
     (path, log)
 }
+
+/// The golden check of the markers' instruction cost of a build
+/// ([`crate::cost`]): the `.cost` files of `out_dir/ktrace/kernels`
+/// (`out_dir` a build script's `OUT_DIR`), which must hold each of
+/// `modules`, against the golden file `golden`; `KTRACE_BLESS=1` rewrites
+/// it instead. Skipped, with a message, without `nvdisasm` (as
+/// [`cuda_tools`] says); panics naming each changed line otherwise.
+pub fn check_marker_costs(out_dir: &Path, golden: &Path, modules: &[&str]) {
+    if cuda_tools(["nvdisasm"]).is_none() {
+        return;
+    }
+    let kernels = out_dir.join("ktrace/kernels");
+    let actual = crate::cost::collect(&kernels)
+        .unwrap_or_else(|| panic!("no .cost file in {}", kernels.display()));
+    for module in modules {
+        assert!(
+            actual.contains(&format!("module {module}\n")),
+            "module {module} is missing:\n{actual}"
+        );
+    }
+    let bless = env::get("KTRACE_BLESS").is_some_and(|v| v == "1");
+    if let Err(e) = crate::cost::check_golden(golden, &actual, bless) {
+        panic!("{e}");
+    }
+}

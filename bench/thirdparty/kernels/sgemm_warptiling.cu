@@ -236,7 +236,6 @@ __device__ __forceinline__ void
   }
 }
 
-
 // The runner's configuration (src/runner.cu, runSgemmWarptiling): BM = BN =
 // 128, BK = 16, WM = WN = 64, WNITER = 4, TM = 8, TN = 4, 128 threads; grid
 // (N / 128, M / 128).

@@ -11,23 +11,11 @@
 
 use std::path::Path;
 
-use ktrace_build::test_support::cuda_tools;
-
 #[test]
 fn marker_costs_match_the_golden_file() {
-    if cuda_tools(["nvdisasm"]).is_none() {
-        return;
-    }
-    let kernels = Path::new(env!("OUT_DIR")).join("ktrace/kernels");
-    let actual = ktrace_build::cost::collect(&kernels)
-        .unwrap_or_else(|| panic!("no .cost file in {}", kernels.display()));
-    assert!(
-        actual.contains("module sgemm_default\n") && actual.contains("module softmax_default\n"),
-        "the bench modules are missing:\n{actual}"
+    ktrace_build::test_support::check_marker_costs(
+        Path::new(env!("OUT_DIR")),
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/marker_costs.txt"),
+        &["sgemm_default", "softmax_default"],
     );
-    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/marker_costs.txt");
-    let bless = std::env::var_os("KTRACE_BLESS").is_some_and(|v| v == "1");
-    if let Err(e) = ktrace_build::cost::check_golden(&golden, &actual, bless) {
-        panic!("{e}");
-    }
 }
