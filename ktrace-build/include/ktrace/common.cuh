@@ -135,6 +135,10 @@ static_assert(KTRACE_ANCHOR_CYCLES == 0 ||
 #if KTRACE_ANCHORS == KTRACE_ANCHORS_STAMP && KTRACE_RECORDER != KTRACE_RECORDER_STORE
 #error "ktrace: KTRACE_ANCHORS_STAMP needs the store recorder (KTRACE_RECORDER_STORE)"
 #endif
+#if !KTRACE_STORE_BRANCH && \
+    (KTRACE_RECORDER != KTRACE_RECORDER_STORE || KTRACE_ANCHORS != KTRACE_ANCHORS_STAMP)
+#error "ktrace: KTRACE_STORE_BRANCH 0 needs stamped events of the store recorder"
+#endif
 // Sites of a continuous session (KTRACE_ARG_SITE): 1 (the default), the
 // open's ticket and its reads of the site and the flush's count carry an
 // L2 evict-last cache policy (sm_80 and later), so that the site's lines

@@ -116,6 +116,18 @@
 #if KTRACE_NEWEST_BRANCH != 0 && KTRACE_NEWEST_BRANCH != 1
 #error "ktrace: KTRACE_NEWEST_BRANCH must be 0 or 1"
 #endif
+#ifndef KTRACE_STORE_BRANCH
+// 1 (the default): each stamped event of KTRACE_RECORDER_STORE branches
+// over itself in a warp that records nothing (ptxas may if-convert the
+// branch). 0: no branch; every warp runs the event's instructions and a
+// warp that records nothing has its store predicated off, so that ptxas
+// may schedule the event among the user's instructions. Stamped events
+// only (KTRACE_ANCHORS_STAMP, the store recorder's default).
+#define KTRACE_STORE_BRANCH 1
+#endif
+#if KTRACE_STORE_BRANCH != 0 && KTRACE_STORE_BRANCH != 1
+#error "ktrace: KTRACE_STORE_BRANCH must be 0 or 1"
+#endif
 #ifndef KTRACE_NULL_EARLY_OUT
 // 1: every warp of a launch with the null argument (tracing off at run
 // time) tests the argument once at KTRACE_OPEN and skips the rest of the

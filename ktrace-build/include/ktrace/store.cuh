@@ -72,17 +72,26 @@
 #define KTRACE_GLOBAL_DUE_(AFTER) KTRACE_ANCHOR_DUE_("%1", "%5", AFTER)
 #define KTRACE_GLOBAL_DUE_V_(AFTER) KTRACE_ANCHOR_DUE_("%1", "%5", AFTER)
 #endif
-#define KTRACE_GLOBAL_HEAD_ \
+#define KTRACE_GLOBAL_REGS_ \
   "{\n\t" \
   ".reg .pred off, fresh;\n\t" \
   ".reg .u32 clk, idx, age, glo, ghi;\n\t" \
   ".reg .u64 addr, gt, vaddr;\n\t" \
-  "setp.ne.u32 off, %7, 0;\n\t" \
-  "@off bra.uni KTRACE_SKIP_%=;\n\t"
+  "setp.ne.u32 off, %7, 0;\n\t"
+#if KTRACE_STORE_BRANCH
+// A warp that records nothing branches over the event.
+#define KTRACE_GLOBAL_HEAD_ KTRACE_GLOBAL_REGS_ "@off bra.uni KTRACE_SKIP_%=;\n\t"
+#define KTRACE_GLOBAL_ST_ "st.global.cs.v2.u32"
+#else
+// No branch (KTRACE_STORE_BRANCH 0): every warp runs the event, and the
+// stores of a warp that records nothing are predicated off.
+#define KTRACE_GLOBAL_HEAD_ KTRACE_GLOBAL_REGS_
+#define KTRACE_GLOBAL_ST_ "@!off st.global.cs.v2.u32"
+#endif
 #define KTRACE_GLOBAL_STORE_(A, B) \
   "and.b32 idx, %0, %2;\n\t" \
   "mad.wide.u32 addr, idx, 8, %3;\n\t" \
-  "st.global.cs.v2.u32 [addr], {" A ", " B "};\n\t" \
+  KTRACE_GLOBAL_ST_ " [addr], {" A ", " B "};\n\t" \
   "add.u32 %0, %0, 1;\n\t"
 // The event's clock read and the tag it stores beside it: with
 // KTRACE_ANCHORS_STAMP the clock, then %globaltimer's low word, whose stamp
@@ -129,7 +138,7 @@
   "mad.wide.u32 addr, idx, 8, %3;\n\t" \
   "add.u32 %0, %0, 1;\n\t" \
   KTRACE_GLOBAL_VADDR_ \
-  "st.global.cs.v2.u32 [addr], {clk, " KTRACE_GLOBAL_TAG_ "};\n\t" \
+  KTRACE_GLOBAL_ST_ " [addr], {clk, " KTRACE_GLOBAL_TAG_ "};\n\t" \
   KTRACE_GLOBAL_ANCHOR_V_(AFTER)
 #if KTRACE_ANCHOR_CYCLES && KTRACE_ANCHORS != KTRACE_ANCHORS_STAMP
 #define KTRACE_GLOBAL_ANCHOR_V_(AFTER) \
@@ -147,7 +156,7 @@
 #define KTRACE_GLOBAL_ANCHOR_V_(AFTER)
 #endif
 #define KTRACE_GLOBAL_VALUE_ \
-  "st.global.cs.v2.u32 [vaddr], {%9, %8};\n\t" \
+  KTRACE_GLOBAL_ST_ " [vaddr], {%9, %8};\n\t" \
   "add.u32 %0, %0, 1;\n\t"
 
 #include "global.cuh"
