@@ -16,6 +16,8 @@
 //!   each event in a new period of 2,048 cycles);
 //! - `storena`: as `store`, built without time anchors or stamps
 //!   (`KTRACE_ANCHOR_CYCLES 0`: what the stamp costs);
+//! - `storepred`: as `store`, built with `KTRACE_STORE_BRANCH 0` (no skip
+//!   branch: the store of a warp that records nothing predicated off);
 //! - `ring`: events held in registers, one 256-byte warp store per 32;
 //! - `smem`: `KTRACE_RECORDER_SMEM`, one 8-byte shared-memory store per event, each
 //!   full half of 16 entries copied out with cp.async.bulk; keeps every
@@ -79,11 +81,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64 / 1e6
     };
     // (name, module, per-warp ring capacity)
-    let all_designs: [(&str, KernelModule, u32); 11] = [
+    let all_designs: [(&str, KernelModule, u32); 12] = [
         ("store", kernels::RECORDER_STORE, 4096),
         ("storecnt", kernels::RECORDER_STORE_COUNT, 4096),
         ("storeclk", kernels::RECORDER_STORE_CLOCK, 4096),
         ("storena", kernels::RECORDER_STORE_NOANCHOR, 4096),
+        ("storepred", kernels::RECORDER_STORE_PRED, 4096),
         ("ring", kernels::RECORDER_RING, 4096),
         ("smem", kernels::RECORDER_SMEM, 4096),
         ("smem32", kernels::RECORDER_SMEM, 32),

@@ -138,6 +138,14 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
         "examples/bench/recorder_bench.cuh",
         &[("KTRACE_RECORDER", "0"), ("KTRACE_ANCHOR_CYCLES", "0")],
     ),
+    // Recorder microbenchmark, store recorder with events that do not
+    // branch (KTRACE_STORE_BRANCH 0): what the skip branch costs a traced
+    // warp.
+    (
+        "recorder_store_pred",
+        "examples/bench/recorder_bench.cuh",
+        &[("KTRACE_RECORDER", "0"), ("KTRACE_STORE_BRANCH", "0")],
+    ),
     // The fp32 SGEMM with time anchors by the event count
     // (KTRACE_ANCHORS_COUNT), for recorder_bench.
     (

@@ -251,24 +251,12 @@ extern "C" __global__ void __launch_bounds__(128)
   sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(M, N, K, alpha, A, B,
                                                       beta, C, As, Bs,
                                                       ktrace_ctx);
-#elif TP_OUTLINE
-  // The `outline` design: the recording body in a call of its own.
-  TP_DISPATCH_OUTLINED(trace, sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(
+#elif TP_OUTLINE || TP_SAMPLED
+  // The `outline` and `sampled` designs: the block chooses from the argument
+  // alone (kernels/tp_dispatch.cuh).
+  TP_DISPATCH_BENCH(trace, sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(
                                   M, N, K, alpha, A, B, beta, C, As, Bs,
                                   ktrace_ctx));
-#elif TP_IDLE_FIRST && KTRACE_ON
-  // The `idlefirst` design: the block's choice from the argument alone
-  // (kernels/tp_dispatch.cuh), the body that records nothing first.
-  if (!tp::block_sampled(trace)) {
-    ktrace::Idle idle;
-    sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(M, N, K, alpha, A, B,
-                                                        beta, C, As, Bs, idle);
-  } else {
-    KTRACE_OPEN(trace);
-    sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(M, N, K, alpha, A, B,
-                                                        beta, C, As, Bs,
-                                                        ktrace_ctx);
-  }
 #else
   KTRACE_DISPATCH(trace, sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(
                              M, N, K, alpha, A, B, beta, C, As, Bs,

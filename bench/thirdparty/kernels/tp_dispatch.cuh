@@ -44,9 +44,29 @@ __device__ __forceinline__ void dispatch_outlined(const ktrace_arg& arg, Body&& 
   body(idle);
 }
 
+// Both bodies inline, the block's choice from the argument alone, the body
+// that records nothing first (the `sampled` design). A block of a launch
+// that a continuous session's site does not keep runs the recording body,
+// whose events it branches over.
+template <class Body>
+__device__ __forceinline__ void dispatch_sampled(const ktrace_arg& arg, Body&& body) {
+  if (!block_sampled(arg)) {
+    ktrace::Idle idle;
+    body(idle);
+    return;
+  }
+  ktrace::Context ctx(arg);
+  body(ctx);
+}
+
 }  // namespace tp
-#define TP_DISPATCH_OUTLINED(arg, ...) \
+#if TP_OUTLINE
+#define TP_DISPATCH_BENCH(arg, ...) \
   ::tp::dispatch_outlined((arg), [&](auto& ktrace_ctx) { __VA_ARGS__; })
 #else
-#define TP_DISPATCH_OUTLINED(arg, ...) KTRACE_DISPATCH(arg, __VA_ARGS__)
+#define TP_DISPATCH_BENCH(arg, ...) \
+  ::tp::dispatch_sampled((arg), [&](auto& ktrace_ctx) { __VA_ARGS__; })
+#endif
+#else
+#define TP_DISPATCH_BENCH(arg, ...) KTRACE_DISPATCH(arg, __VA_ARGS__)
 #endif

@@ -41,15 +41,31 @@ pub const DESIGNS: &[Design] = &[
     // body, whose events a warp recording nothing branches over or issues
     // predicated (the default before the block dispatch).
     ("open", ALL, &[("TP_OPEN_IN_BODY", "1")]),
-    // The block dispatch written in the kernel, the block's choice made
-    // from the argument alone (kernels/tp_dispatch.cuh) and the idle body
-    // first: what the choice without a barrier costs, and whether the order
-    // in which ptxas meets the two bodies changes how it schedules them.
-    ("idlefirst", &["sgemm"], &[("TP_IDLE_FIRST", "1")]),
+    // The block dispatch written in the kernel (kernels/tp_dispatch.cuh),
+    // the block's choice made from the argument alone, with no barrier, and
+    // the body that records nothing first.
+    ("sampled", ALL, &[("TP_SAMPLED", "1")]),
     // The block dispatch with the recording body out of line and the
     // choice from the argument alone (kernels/tp_dispatch.cuh): ptxas
     // compiles the kernel around the idle body alone.
     ("outline", ALL, &[("TP_OUTLINE", "1")]),
+    // The default dispatch with events that do not branch
+    // (KTRACE_STORE_BRANCH 0): the recording body's events are straight
+    // code, a warp that records nothing in a recording block has its
+    // stores predicated off.
+    ("pred", ALL, &[("KTRACE_STORE_BRANCH", "0")]),
+    // `outline` with events that do not branch.
+    (
+        "outpred",
+        ALL,
+        &[("TP_OUTLINE", "1"), ("KTRACE_STORE_BRANCH", "0")],
+    ),
+    // `sampled` with events that do not branch.
+    (
+        "sampred",
+        ALL,
+        &[("TP_SAMPLED", "1"), ("KTRACE_STORE_BRANCH", "0")],
+    ),
     // Time anchors by the event count.
     ("count", ALL, &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")]),
     // No time anchors and no stamps.
