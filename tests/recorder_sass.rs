@@ -521,8 +521,8 @@ fn sampled_out_sites_in_the_examples_main_loops() {
 /// serving kernels): a launch with the null argument runs, in every warp,
 /// a test of the argument and a branch over the open before the kernel's
 /// own code: no thread or block index read, no vote, shuffle, division
-/// or timer read. The default build runs the open's sampling arithmetic
-/// (a division by the block stride) and its vote there.
+/// or timer read. The default build reads the thread index and runs the
+/// open's vote there.
 #[test]
 fn the_null_early_out_tests_the_argument_before_anything_else() {
     let Some([tool]) = cuda_tools(["cuobjdump"]) else {
@@ -576,7 +576,7 @@ fn the_null_early_out_tests_the_argument_before_anything_else() {
             );
         }
         let default = entry("serving", function);
-        for d in ["MUFU.RCP", "VOTE.ANY"] {
+        for d in ["VOTE.ANY", "SR_TID"] {
             assert!(
                 default.iter().any(|i| i.contains(d)),
                 "{function}: the default build's open runs no {d} before its first branch \

@@ -403,9 +403,15 @@ __device__ __forceinline__ Open open_slot(const ktrace_arg& arg) {
   const uint32_t active = __activemask();
   const int src = __ffs(active) - 1;
   o.block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-  const uint32_t stride = arg.block_stride ? arg.block_stride : 1u;
-  const uint32_t block_slot = o.block / stride;
-  const bool block_on = (o.block % stride) == 0 && block_slot < arg.blocks_traced;
+  // The division by the block stride only where blocks are sampled: a
+  // launch that traces every block (stride 1, or 0) skips it, one uniform
+  // branch on the parameter.
+  uint32_t block_slot = o.block;
+  bool block_on = o.block < arg.blocks_traced;
+  if (arg.block_stride > 1u) {
+    block_slot = o.block / arg.block_stride;
+    block_on = (o.block % arg.block_stride) == 0 && block_slot < arg.blocks_traced;
+  }
   const bool site = (arg.launch & KTRACE_ARG_SITE) != 0;
   const uint32_t warp = tid / 32;
   const bool warp_on = warp < 32 && ((arg.warp_mask >> warp) & 1u);

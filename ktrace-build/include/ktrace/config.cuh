@@ -131,7 +131,7 @@
 #ifndef KTRACE_NULL_EARLY_OUT
 // 1: every warp of a launch with the null argument (tracing off at run
 // time) tests the argument once at KTRACE_OPEN and skips the rest of the
-// open: the block-sampling arithmetic (a division by the block stride), a
+// open: the block-sampling arithmetic (a division by a block stride above 1), a
 // vote, a shuffle and two timer reads; and with the global-memory
 // recorders a warp that records nothing reads no timer at its open. For
 // kernels of many short-lived warps (elementwise, a block or a warp per
