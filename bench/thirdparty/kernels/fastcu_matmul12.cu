@@ -589,9 +589,9 @@ extern "C" __global__ void __launch_bounds__(384) __cluster_dims__(2, 1, 1)
     KTRACE_OPEN(trace);
     M12::matmulKernel12<128, 256, 64, 384, 3, 128, 2, 1>(M, N, K, tensorMapC, tensorMapA, tensorMapB,
                                                          dspace, ktrace_ctx);
-#elif TP_OUTLINE || TP_SAMPLED
-    // The `outline` and `sampled` designs: the block chooses from the argument
-    // alone (kernels/tp_dispatch.cuh).
+#elif TP_SAMPLED
+    // The `sampled` design: the block chooses from the argument alone
+    // (kernels/tp_dispatch.cuh).
     TP_DISPATCH_BENCH(trace, M12::matmulKernel12<128, 256, 64, 384, 3, 128, 2, 1>(
                                     M, N, K, tensorMapC, tensorMapA, tensorMapB, dspace, ktrace_ctx));
 #else

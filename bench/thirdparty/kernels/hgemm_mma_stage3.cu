@@ -629,9 +629,9 @@ extern "C" __global__ void hgemm_mma_stage3(const half *__restrict__ A, const ha
     // that a block recording nothing branches over (or issues predicated).
     KTRACE_OPEN(trace);
     mmaAsyncStage3(A, B, C, M, N, K, ktrace_ctx);
-#elif TP_OUTLINE || TP_SAMPLED
-    // The `outline` and `sampled` designs: the block chooses from the argument
-    // alone (kernels/tp_dispatch.cuh).
+#elif TP_SAMPLED
+    // The `sampled` design: the block chooses from the argument alone
+    // (kernels/tp_dispatch.cuh).
     TP_DISPATCH_BENCH(trace, mmaAsyncStage3(A, B, C, M, N, K, ktrace_ctx));
 #else
     KTRACE_DISPATCH(trace, mmaAsyncStage3(A, B, C, M, N, K, ktrace_ctx));

@@ -251,9 +251,9 @@ extern "C" __global__ void __launch_bounds__(128)
   sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(M, N, K, alpha, A, B,
                                                       beta, C, As, Bs,
                                                       ktrace_ctx);
-#elif TP_OUTLINE || TP_SAMPLED
-  // The `outline` and `sampled` designs: the block chooses from the argument
-  // alone (kernels/tp_dispatch.cuh).
+#elif TP_SAMPLED
+  // The `sampled` design: the block chooses from the argument alone
+  // (kernels/tp_dispatch.cuh).
   TP_DISPATCH_BENCH(trace, sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>(
                                   M, N, K, alpha, A, B, beta, C, As, Bs,
                                   ktrace_ctx));

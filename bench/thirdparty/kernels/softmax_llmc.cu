@@ -166,9 +166,9 @@ extern "C" __global__ void softmax_forward_kernel4(float* out, const float* inp,
     // that a block recording nothing branches over (or issues predicated).
     KTRACE_OPEN(trace);
     softmaxForward4(out, inp, N, C, ktrace_ctx);
-#elif TP_OUTLINE || TP_SAMPLED
-    // The `outline` and `sampled` designs: the block chooses from the argument
-    // alone (kernels/tp_dispatch.cuh).
+#elif TP_SAMPLED
+    // The `sampled` design: the block chooses from the argument alone
+    // (kernels/tp_dispatch.cuh).
     TP_DISPATCH_BENCH(trace, softmaxForward4(out, inp, N, C, ktrace_ctx));
 #else
     KTRACE_DISPATCH(trace, softmaxForward4(out, inp, N, C, ktrace_ctx));

@@ -1,8 +1,7 @@
-// tp_bench's own forms of the block dispatch, for the designs that compare
-// them with ktrace's KTRACE_DISPATCH (ktrace/dispatch.cuh): the block's
-// choice made from the argument alone (tp::block_sampled), the bodies
-// arranged otherwise. Not part
-// of the kernels as their authors wrote them; included after <ktrace.cuh>.
+// tp_bench's own form of the block dispatch, for the designs that compare
+// it with ktrace's KTRACE_DISPATCH (ktrace/dispatch.cuh): the block's
+// choice made from the argument alone (tp::block_sampled). Not part of the
+// kernels as their authors wrote them; included after <ktrace.cuh>.
 #pragma once
 
 #if KTRACE_ON
@@ -13,35 +12,13 @@ namespace tp {
 // index the stride keeps and that has a slot, and a warp mask. The
 // division by the stride is only made when the stride is not 1. Where
 // ktrace's KTRACE_DISPATCH opens every block's context and chooses with a
-// block barrier, these designs choose before any open, with a barrier only
-// through a continuous session's site.
+// block barrier, these designs choose before any open, without one.
 __device__ __forceinline__ bool block_sampled(const ktrace_arg& arg) {
   const uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
   if (arg.buffer == 0 || arg.warp_mask == 0) return false;
   const uint32_t stride = arg.block_stride;
   if (stride <= 1u) return block < arg.blocks_traced;
   return block % stride == 0u && block / stride < arg.blocks_traced;
-}
-
-// The recording body out of line, in a call of its own, so that ptxas
-// compiles the kernel around the idle body alone (the `outline` design).
-// Returns whether it ran the body: through a continuous session's site a
-// launch that is not kept runs the kernel's idle body instead.
-template <class Body>
-__device__ __noinline__ bool record_outlined(const ktrace_arg& arg, Body body) {
-  ktrace::Context ctx(arg);
-  if ((arg.launch & KTRACE_ARG_SITE) == 0u || __syncthreads_or(ctx.records() ? 1 : 0)) {
-    body(ctx);
-    return true;
-  }
-  return false;
-}
-
-template <class Body>
-__device__ __forceinline__ void dispatch_outlined(const ktrace_arg& arg, Body&& body) {
-  if (block_sampled(arg) && record_outlined(arg, body)) return;
-  ktrace::Idle idle;
-  body(idle);
 }
 
 // Both bodies inline, the block's choice from the argument alone, the body
@@ -60,13 +37,8 @@ __device__ __forceinline__ void dispatch_sampled(const ktrace_arg& arg, Body&& b
 }
 
 }  // namespace tp
-#if TP_OUTLINE
-#define TP_DISPATCH_BENCH(arg, ...) \
-  ::tp::dispatch_outlined((arg), [&](auto& ktrace_ctx) { __VA_ARGS__; })
-#else
 #define TP_DISPATCH_BENCH(arg, ...) \
   ::tp::dispatch_sampled((arg), [&](auto& ktrace_ctx) { __VA_ARGS__; })
-#endif
 #else
 #define TP_DISPATCH_BENCH(arg, ...) KTRACE_DISPATCH(arg, __VA_ARGS__)
 #endif

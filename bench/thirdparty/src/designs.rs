@@ -45,21 +45,11 @@ pub const DESIGNS: &[Design] = &[
     // the block's choice made from the argument alone, with no barrier, and
     // the body that records nothing first.
     ("sampled", ALL, &[("TP_SAMPLED", "1")]),
-    // The block dispatch with the recording body out of line and the
-    // choice from the argument alone (kernels/tp_dispatch.cuh): ptxas
-    // compiles the kernel around the idle body alone.
-    ("outline", ALL, &[("TP_OUTLINE", "1")]),
     // The default dispatch with events that do not branch
     // (KTRACE_STORE_BRANCH 0): the recording body's events are straight
     // code, a warp that records nothing in a recording block has its
     // stores predicated off.
     ("pred", ALL, &[("KTRACE_STORE_BRANCH", "0")]),
-    // `outline` with events that do not branch.
-    (
-        "outpred",
-        ALL,
-        &[("TP_OUTLINE", "1"), ("KTRACE_STORE_BRANCH", "0")],
-    ),
     // `sampled` with events that do not branch.
     (
         "sampred",

@@ -32,7 +32,7 @@ usage: tp_bench ROUNDS PASSES [FILTER]
   PASSES  passes, each with its own table and its own decoded captures
   FILTER  only the kernels and designs whose name contains it (the untraced
           builds always run): sgemm, fastcu, softmax, hgemm, default, open,
-          sampled, outline, pred, outpred, sampred, count, noanchor, clock,
+          sampled, pred, sampred, count, noanchor, clock,
           newest, smem, ring
   ptxas   print ptxas's register and spill report of every build, saved at
           build time (no GPU needed)";
