@@ -1,6 +1,7 @@
 //! The crate's imports run one way. Reads every file under `src/`, takes
 //! each `crate::` and `super::` path in its code (not in comments, not in
-//! its `#[cfg(test)]` module or a `tests.rs` file), and checks that
+//! an item marked `#[cfg(test)]`, wherever it sits, not in a `tests.rs`
+//! file), and checks that
 //!
 //! - no module names an item through the crate root (`crate::Decoder`,
 //!   `crate::capture`): the root re-exports the user's path and nothing
@@ -35,13 +36,15 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The code of a file without comments, string contents and its
-/// `#[cfg(test)]` tail (test modules sit at the end of a file here).
+/// The code of a file without comments, string and character contents,
+/// and every item marked `#[cfg(test)]` (a test module, wherever it sits
+/// in the file, a test-only `use` or function), so that nothing after such
+/// an item escapes the check.
 fn code_of(text: &str) -> String {
-    let text = match text.find("#[cfg(test)]") {
-        Some(i) => &text[..i],
-        None => text,
-    };
+    without_test_items(&without_comments_and_strings(text))
+}
+
+fn without_comments_and_strings(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let b = text.as_bytes();
     let mut i = 0;
@@ -57,11 +60,54 @@ fn code_of(text: &str) -> String {
             }
             i += 1;
             out.push_str("\"\"");
+        } else if b[i] == b'\'' && b.get(i + 2) == Some(&b'\'') {
+            // A character literal ('{'), not a lifetime.
+            out.push_str("''");
+            i += 3;
+        } else if b[i] == b'\'' && b.get(i + 1) == Some(&b'\\') && b.get(i + 3) == Some(&b'\'') {
+            out.push_str("''");
+            i += 4;
         } else {
             out.push(b[i] as char);
             i += 1;
         }
     }
+    out
+}
+
+/// `code` (comments and strings already out) without each item that a
+/// `#[cfg(test)]` attribute marks: from the attribute to the item's
+/// closing brace, or to its `;` when it has no body.
+fn without_test_items(code: &str) -> String {
+    const ATTR: &str = "#[cfg(test)]";
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find(ATTR) {
+        out.push_str(&rest[..at]);
+        let item = &rest[at + ATTR.len()..];
+        let b = item.as_bytes();
+        let mut depth = 0usize;
+        let mut end = b.len();
+        for (i, &c) in b.iter().enumerate() {
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        end = i + 1;
+                        break;
+                    }
+                }
+                b';' if depth == 0 => {
+                    end = i + 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        rest = &item[end..];
+    }
+    out.push_str(rest);
     out
 }
 

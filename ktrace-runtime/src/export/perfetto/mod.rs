@@ -89,6 +89,7 @@ pub use host_clocks::HostClocks;
 
 use super::parallel::{ChunkEncoder, ChunkSink, Encoded};
 use super::region_slots::RegionSlots;
+pub use super::sink::LaunchGroup;
 use super::sink::{LaunchView, TraceSink};
 use crate::decode::{Decoder, WarpTrace};
 use crate::format::regions::Regions;
@@ -122,23 +123,6 @@ pub struct PerfettoOptions {
     /// Debug annotations `sm`, `block`, `warp` and `region` on every slice
     /// begin and instant (about 25 bytes more per such event).
     pub args: bool,
-}
-
-/// One launch in the file: its tracks' names and where its events go on
-/// the output axis.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LaunchGroup {
-    /// The launch track's name, e.g. "launch 3: gemm_kernel".
-    pub title: String,
-    /// The device track's name, e.g. "GPU 0: NVIDIA H200". Launches with the
-    /// same device name share its track.
-    pub device: String,
-    /// Added to absolute `%globaltimer` nanoseconds to place events on the
-    /// output axis (`CLOCK_REALTIME`); 0 keeps the globaltimer axis.
-    pub offset_ns: i64,
-    /// The host's enqueue and completion of the launch, in ns on the output
-    /// axis: a slice on the launch's "Host" track.
-    pub host_span_ns: Option<(u64, u64)>,
 }
 
 /// Slice begin, slice end and instant, as `TrackEvent.type` values.
