@@ -1,7 +1,7 @@
 //! A memory-bound kernel over 131,072 blocks (past the 65,535 that a 16-bit
 //! block index holds), traced with block sampling: every 64th block.
 //!
-//! `KTRACE=1 cargo run --release --example big_grid`
+//! `KTRACE=1 cargo run --release -p ktrace-examples --example big_grid`
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ktrace_examples::{announce, fail, gpu, kernels, trace_config, Rng, REGIONS};

@@ -2,7 +2,7 @@
 //! the toolkit's headers (`examples/kernels/block_sum.cu`, shown in the
 //! README): sums 2^22 floats with both instantiations and checks the sums.
 //!
-//! `KTRACE=1 cargo run --release --example block_sum`
+//! `KTRACE=1 cargo run --release -p ktrace-examples --example block_sum`
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ktrace_examples::{announce, fail, gpu, kernels, trace_config, REGIONS};

@@ -2,7 +2,7 @@
 //! ktrace-build through `cc`, declared to Rust by bindgen), traced from Rust:
 //! the session's argument crosses the C boundary by value.
 //!
-//! `KTRACE=1 cargo run --release --example cc_launcher`
+//! `KTRACE=1 cargo run --release -p ktrace-examples --example cc_launcher`
 
 use cudarc::driver::LaunchConfig;
 use ktrace_examples::{announce, fail, gpu, launchers, trace_config, Rng, REGIONS};

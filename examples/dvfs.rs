@@ -8,7 +8,7 @@
 //! timer pairs (two-point, the old model) — and prints the error of each
 //! against the truth.
 //!
-//! `KTRACE=1 cargo run --release --example dvfs [-- --quiet] [--markers N] [--blocks B]`
+//! `KTRACE=1 cargo run --release -p ktrace-examples --example dvfs [-- --quiet] [--markers N] [--blocks B]`
 //!
 //! `--quiet`: no load (no tensor-core warps, no GEMM): the clock stays put.
 //! `--count`: the kernel built with `KTRACE_ANCHORS_COUNT` (variant

@@ -2,7 +2,7 @@
 //! never a hang or a plausible-looking wrong trace. One case per process
 //! (a trapped kernel leaves the CUDA context unusable):
 //!
-//! `KTRACE=1 cargo run --release --example faults -- CASE` with CASE one of
+//! `KTRACE=1 cargo run --release -p ktrace-examples --example faults -- CASE` with CASE one of
 //! `trap`, `too-large`, `no-flush`, `two-streams`. Exits 0 when the fault
 //! was reported as it should be.
 

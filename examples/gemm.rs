@@ -3,8 +3,8 @@
 //! "mma", and "epilogue" per tile. Checks C against an fp32 reference and
 //! prints TFLOP/s.
 //!
-//! `KTRACE=1 cargo run --release --example gemm [-- M N K]`
-//! `cargo run --release --example gemm -- --bench [REPS] [M N K]` times the
+//! `KTRACE=1 cargo run --release -p ktrace-examples --example gemm [-- M N K]`
+//! `cargo run --release -p ktrace-examples --example gemm -- --bench [REPS] [M N K]` times the
 //! traced kernel (tracing all warps, and with a null buffer) against the
 //! untraced one, alternating launches, and prints the medians: the default
 //! build (store recorder), the build with the newest-N shared-memory

@@ -6,7 +6,7 @@
 //! launch over once every warp of its slab has finished, not once the
 //! next launch has opened.
 //!
-//! `cargo run --release --example pdl_loop -- [--launches N] [--replays R]
+//! `cargo run --release -p ktrace-examples --example pdl_loop -- [--launches N] [--replays R]
 //! [--blocks B] [--spin S] [--no-pdl] [--not-overlapping] [--early-trigger]`:
 //! `N` plain launches of `B` blocks of 128 threads (2,000 of 66 by
 //! default), each spinning `S` iterations (100,000), on one stream, then

@@ -4,7 +4,7 @@
 //! iteration, for each recorder design, each traced build timed against its
 //! untraced build with launches alternating (CUDA events, median).
 //!
-//! `cargo run --release --example recorder_bench [-- REPS [ITERS]]`
+//! `cargo run --release -p ktrace-examples --example recorder_bench [-- REPS [ITERS]]`
 //!
 //! Designs (rows), all writing the same buffer layout:
 //! - `store`: the default, one 8-byte global store per event

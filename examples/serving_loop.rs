@@ -4,7 +4,7 @@
 //! replayed for `--seconds` with one host step per replay, traced by one
 //! [`ContinuousSession`] with no host call per replay.
 //!
-//! `cargo run --release --example serving_loop -- MODE [--seconds S]
+//! `cargo run --release -p ktrace-examples --example serving_loop -- MODE [--seconds S]
 //! [--arena-mib N] [--poll-us N] [--cap N] [--plain-l2] [--no-steps]
 //! [--host-steps]` (`--arena-mib` and `--poll-us`: the continuous
 //! session's arena and drain poll instead of the defaults; `--cap`: the

@@ -4,7 +4,7 @@
 //! shared memory, which comes before it, must leave it where it is modulo
 //! 1,024. Fails when a traced build moves it.
 //!
-//! `KTRACE=1 cargo run --release --example smem_align`
+//! `KTRACE=1 cargo run --release -p ktrace-examples --example smem_align`
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ktrace_examples::{announce, fail, gpu, kernels, trace_config, REGIONS};

@@ -5,7 +5,7 @@
 //! records after a grid-wide barrier with the `%globaltimer` read beside it
 //! (the cross-SM alignment of the per-warp calibration).
 //!
-//! `KTRACE=1 cargo run --release --example spin`
+//! `KTRACE=1 cargo run --release -p ktrace-examples --example spin`
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ktrace_examples::{announce, fail, gpu, kernels, sm_count, trace_config, REGIONS};

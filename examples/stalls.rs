@@ -5,7 +5,7 @@
 //! (the untraced build unless `KTRACE=1`); the example prints the table
 //! and fails unless each region's top reason is the one its code causes.
 //!
-//! `KTRACE_STALLS=1 cargo run --release --example stalls`, then
+//! `KTRACE_STALLS=1 cargo run --release -p ktrace-examples --example stalls`, then
 //! `ktrace stalls stalls.ktrace`
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};

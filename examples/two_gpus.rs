@@ -8,7 +8,7 @@
 //! two one-way delays estimates how far apart the axis put the GPUs.
 //!
 //! ```text
-//! KTRACE=1 cargo run --release --example two_gpus -- [--seconds 70] [--rounds 1000]
+//! KTRACE=1 cargo run --release -p ktrace-examples --example two_gpus -- [--seconds 70] [--rounds 1000]
 //!     [--every-ms 2000] [--one-gpu]
 //! ```
 //!

@@ -8,7 +8,7 @@
 //! on the first mismatch. With `--out DIR` it also writes the captures
 //! there (`values_<recorder>.ktrace`).
 //!
-//! `KTRACE=1 cargo run --release --example values [-- --out DIR]`
+//! `KTRACE=1 cargo run --release -p ktrace-examples --example values [-- --out DIR]`
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ktrace_examples::{announce, fail, gpu, kernels, REGIONS};

@@ -5,10 +5,10 @@
 //! sampling (the producer and the first consumer), so the timeline shows
 //! the two roles side by side.
 //!
-//! `KTRACE=1 cargo run --release --example warp_specialized [-- --newest]`
+//! `KTRACE=1 cargo run --release -p ktrace-examples --example warp_specialized [-- --newest]`
 //! (`--newest`: the build with the newest-N shared-memory recorder).
 //!
-//! `cargo run --release --example warp_specialized -- --bench [REPS]`
+//! `cargo run --release -p ktrace-examples --example warp_specialized -- --bench [REPS]`
 //! times the untraced kernel against its traced builds (the shared-memory
 //! staging recorder, the default store recorder, the newest-N recorder with
 //! and without its skip branch; every warp traced, and with a null buffer),

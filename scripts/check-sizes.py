@@ -7,7 +7,7 @@ import re, sys, subprocess, os
 root = sys.argv[1] if len(sys.argv) > 1 else '.'
 found = []
 files = subprocess.run(['git','-C',root,'ls-files','*.rs'],capture_output=True,text=True).stdout.split()
-files = [f for f in files if re.match(r'^(ktrace-[a-z]+/)?src/', f) or f.startswith('fuzz/src/')]
+files = [f for f in files if re.match(r'^(ktrace-[a-z]+|examples|fuzz)/src/', f)]
 
 def code_of(line):
     """A line without its comment and its string and character contents."""

@@ -9,7 +9,7 @@
 #   scripts/recorder-lease.sh BIN PROTON_OVERHEAD_PY
 #
 # BIN holds release builds of recorder_bench, gemm and warp_specialized
-# (`cargo build --release --example recorder_bench --example gemm
+# (`cargo build --release -p ktrace-examples --example recorder_bench --example gemm
 # --example warp_specialized`); PROTON_OVERHEAD_PY is Proton's benchmark
 # script (needs torch and triton 3.6). Writes under $OUT (default
 # ./lease-out).

@@ -29,7 +29,7 @@ struct Built {
 /// with `nvcc`'s directory first on `PATH` and its toolkit as `CUDA_PATH`
 /// (bindgen_cuda looks there for the headers).
 fn cargo_build(name: &str, nvcc: &Path) -> Built {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let dir = root.join("examples/builders").join(name);
     let bin_dir = nvcc.parent().unwrap();
     let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
@@ -122,7 +122,7 @@ fn check(name: &str, kernel: &str, ok: &str) {
 
     // The marker-free source through nvcc as the builder runs it: PTX for
     // the same target, per-thread default stream, ktrace's include dir.
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .join("examples/builders")
         .join(name)
         .join("kernels")
@@ -208,7 +208,7 @@ fn h200_captures_of_the_builder_crates_decode_whole() {
         ("h200_cudaforge_rowsum.ktrace", &["load", "reduce"][..]),
         ("h200_bindgen_cuda_scale.ktrace", &["body"][..]),
     ] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
             .join("tests/data")
             .join(file);
         let cap = ktrace_runtime::Capture::read(&path).unwrap_or_else(|e| panic!("{file}: {e}"));

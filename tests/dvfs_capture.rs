@@ -18,7 +18,7 @@ fn run(model: TimeModel) -> Comparison {
 /// The comparison of tests/data/`name`.ktrace, of layout version
 /// `version`, decoded with `model`, against `name`_truth.bin.
 fn run_capture(name: &str, version: u32, model: TimeModel) -> Comparison {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("tests/data");
     let cap = Capture::read(dir.join(format!("{name}.ktrace"))).expect("the dvfs capture");
     let truth = Truth::load(&dir.join(format!("{name}_truth.bin"))).expect("its truth");
     let l = &cap.launches[0];
@@ -90,7 +90,7 @@ fn stamps_keep_times_within_targets_on_the_same_clock() {
         STAMP_TYPE_BITS,
     };
 
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("tests/data");
     let cap = Capture::read(dir.join("h200_dvfs_load.ktrace")).expect("the dvfs capture");
     let truth = Truth::load(&dir.join("h200_dvfs_load_truth.bin")).expect("its truth");
     let l = &cap.launches[0];

@@ -25,7 +25,7 @@ const TARGETS: &[Target] = &[
 ];
 
 fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus")
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("fuzz/corpus")
 }
 
 fn target_fn(name: &str) -> fn(&[u8]) {
@@ -115,9 +115,10 @@ fn corpus_replays_without_panics() {
 
 #[test]
 fn sample_fixture_is_in_the_capture_corpus() {
-    let fixture =
-        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sample_v1.ktrace"))
-            .expect("tests/data/sample_v1.ktrace");
+    let fixture = std::fs::read(
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("tests/data/sample_v1.ktrace"),
+    )
+    .expect("tests/data/sample_v1.ktrace");
     let corpus = read_dir(&corpus_dir().join("capture_parse"));
     assert!(
         corpus.iter().any(|(_, d)| *d == fixture),

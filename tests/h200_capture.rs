@@ -19,7 +19,7 @@ fn capture() -> Capture {
 }
 
 fn read(name: &str) -> Capture {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .join("tests/data")
         .join(name);
     Capture::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))

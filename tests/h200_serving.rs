@@ -25,7 +25,7 @@ use ktrace_runtime::format::capture::{HostStep, StreamEnd};
 use ktrace_runtime::Capture;
 
 fn read(name: &str) -> Capture {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .join("tests/data")
         .join(name);
     Capture::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))

@@ -22,7 +22,7 @@ use ktrace_runtime::format::stalls::{PcSample, StallSamples};
 use ktrace_runtime::Capture;
 
 fn read(name: &str) -> Capture {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .join("tests/data")
         .join(name);
     Capture::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -52,7 +52,7 @@ fn fields(line: &str) -> Vec<String> {
 }
 
 fn ncu(name: &str) -> Vec<NcuRow> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .join("tests/data")
         .join(name);
     let text = std::fs::read_to_string(&path).unwrap();

@@ -5,7 +5,7 @@
 //! build) and `block_sum.cu` (CUB's reduction, inlined from the toolkit's
 //! headers, inside "reduce"; the helper's load inside "load one").
 //!
-//! The maps are built by the root package's build script, which needs
+//! The maps are built by ktrace-examples' build script, which needs
 //! nvcc and nvdisasm (scripts/setup-cuda.sh); a map the build could not
 //! make says so, and then the test fails with its reason.
 

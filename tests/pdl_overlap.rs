@@ -18,7 +18,8 @@ use ktrace_runtime::Capture;
 const PLAIN: u32 = 40;
 
 fn capture() -> Capture {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h100_pdl_overlap.ktrace");
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .join("tests/data/h100_pdl_overlap.ktrace");
     Capture::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

@@ -83,7 +83,7 @@ fn blocks_per_sm(u: &Usage, threads: u64) -> u64 {
 /// The traced and untraced cubins of tests/cuda/all_markers.cu, built the
 /// way build.rs builds the examples.
 fn build_all_markers(nvcc: &Path, dir: &Path) -> (PathBuf, PathBuf) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let src = root.join("tests/cuda/all_markers.cu");
     let built = ktrace_build::Build::new()
         .kernel(&src)
@@ -102,7 +102,7 @@ fn build_all_markers(nvcc: &Path, dir: &Path) -> (PathBuf, PathBuf) {
 /// unless it says otherwise), rounded up to a multiple of 1,024 bytes, else
 /// none.
 fn recorder_smem(module: &str) -> u64 {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let src = if module == "all_markers" {
         root.join("tests/cuda/all_markers.cu")
     } else {
@@ -145,7 +145,7 @@ const NEWEST_SMALL_WARPS: u64 = 8;
 /// The small kernels (big_grid, spin, all_markers) built again with the
 /// newest-N recorder: `(module@newest, traced, untraced)`.
 fn build_small_newest(nvcc: &Path, dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let warps = NEWEST_SMALL_WARPS.to_string();
     let built = ktrace_build::Build::new()
         .kernel(root.join("examples/kernels/big_grid.cu"))

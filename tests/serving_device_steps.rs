@@ -21,7 +21,7 @@ const WITH_STEPS: &str = "h100_serving_windows_steps.ktrace";
 const BEFORE: &str = "h200_serving_windows.ktrace";
 
 fn read(name: &str) -> Capture {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .join("tests/data")
         .join(name);
     Capture::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))

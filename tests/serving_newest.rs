@@ -16,7 +16,8 @@ use ktrace_runtime::format::site::WhenFull;
 use ktrace_runtime::Capture;
 
 fn capture() -> Capture {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h100_serving_newest.ktrace");
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .join("tests/data/h100_serving_newest.ktrace");
     Capture::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

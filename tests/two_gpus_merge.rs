@@ -162,7 +162,7 @@ fn without_clock_syncs_two_gpus_cannot_be_merged() {
 
 #[test]
 fn the_pair_recorded_on_two_h200s_is_in_causal_order_after_the_merge() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("tests/data");
     let (a, b) = (
         dir.join("h200_two_gpus_gpu0.ktrace"),
         dir.join("h200_two_gpus_gpu1.ktrace"),

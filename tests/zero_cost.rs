@@ -58,7 +58,7 @@ fn untraced_kernels_match_marker_free_sources() {
     let Some([nvcc, cuobjdump]) = cuda_tools(["nvcc", "cuobjdump"]) else {
         return;
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let mut sources = vec![root.join("tests/cuda/all_markers.cu")];
     sources.extend(ktrace_build::scan::find_sources(&root.join("examples/kernels")).unwrap());
     // The recorder benchmarks keep their markers in a shared header; their

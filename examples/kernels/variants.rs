@@ -17,7 +17,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // `gemm --bench`.
     (
         "gemm_newest",
-        "examples/kernels/gemm.cu",
+        "kernels/gemm.cu",
         &[
             ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
             ("KTRACE_SMEM_WARPS", "12"),
@@ -29,7 +29,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // stride (gridDim.x, 8 bytes) in this build.
     (
         "gemm_newest_nobranch",
-        "examples/kernels/gemm.cu",
+        "kernels/gemm.cu",
         &[
             ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
             ("KTRACE_NEWEST_BRANCH", "0"),
@@ -43,28 +43,28 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // `serving_loop --plain-l2`.
     (
         "serving_plain_l2",
-        "examples/kernels/serving.cu",
+        "kernels/serving.cu",
         &[("KTRACE_SITE_EVICT_LAST", "0")],
     ),
     // The serving loop's kernels with the null argument's early out at
     // KTRACE_OPEN (KTRACE_NULL_EARLY_OUT 1), for tests/recorder_sass.rs.
     (
         "serving_null_early_out",
-        "examples/kernels/serving.cu",
+        "kernels/serving.cu",
         &[("KTRACE_NULL_EARLY_OUT", "1")],
     ),
     // The bf16 GEMM with time anchors by the event count
     // (KTRACE_ANCHORS_COUNT), for `gemm --bench`.
     (
         "gemm_count",
-        "examples/kernels/gemm.cu",
+        "kernels/gemm.cu",
         &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")],
     ),
     // The bf16 GEMM with time anchors by the clock (KTRACE_ANCHORS_CLOCK,
     // the default before stamped events), for `gemm --bench`.
     (
         "gemm_clock",
-        "examples/kernels/gemm.cu",
+        "kernels/gemm.cu",
         &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_CLOCK")],
     ),
     // The bf16 GEMM with its producer warpgroup at 40 registers and its
@@ -72,7 +72,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // 24-register producer costs or saves untraced.
     (
         "gemm_p40",
-        "examples/kernels/gemm.cu",
+        "kernels/gemm.cu",
         &[("GEMM_PRODUCER_REGS", "40"), ("GEMM_CONSUMER_REGS", "232")],
     ),
     // Recorder microbenchmark, newest-N shared-memory recorder
@@ -80,7 +80,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // shared memory, like Proton's instrumentation). 4 warps per block.
     (
         "recorder_newest",
-        "examples/bench/recorder_bench.cuh",
+        "bench/recorder_bench.cuh",
         &[
             ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
             ("KTRACE_SMEM_WARPS", "4"),
@@ -91,7 +91,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // instructions). 4 warps per block.
     (
         "recorder_newest_nobranch",
-        "examples/bench/recorder_bench.cuh",
+        "bench/recorder_bench.cuh",
         &[
             ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
             ("KTRACE_NEWEST_BRANCH", "0"),
@@ -103,7 +103,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // their own until the next event.
     (
         "recorder_newest_pin",
-        "examples/bench/recorder_bench.cuh",
+        "bench/recorder_bench.cuh",
         &[
             ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
             ("KTRACE_SMEM_WARPS", "4"),
@@ -113,14 +113,14 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // Recorder microbenchmark, register-ring recorder.
     (
         "recorder_ring",
-        "examples/bench/recorder_bench.cuh",
+        "bench/recorder_bench.cuh",
         &[("KTRACE_RECORDER", "1")],
     ),
     // Recorder microbenchmark, shared-memory staging recorder
     // (KTRACE_RECORDER_SMEM, sm_90 and later).
     (
         "recorder_smem",
-        "examples/bench/recorder_bench.cuh",
+        "bench/recorder_bench.cuh",
         &[("KTRACE_RECORDER", "2")],
     ),
     // Recorder microbenchmark, shared-memory staging recorder without time
@@ -128,14 +128,14 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // (like Proton, which records none).
     (
         "recorder_smem_noanchor",
-        "examples/bench/recorder_bench.cuh",
+        "bench/recorder_bench.cuh",
         &[("KTRACE_RECORDER", "2"), ("KTRACE_ANCHOR_CYCLES", "0")],
     ),
     // Recorder microbenchmark, store recorder without time anchors: what
     // the per-event anchor test costs the default recorder.
     (
         "recorder_store_noanchor",
-        "examples/bench/recorder_bench.cuh",
+        "bench/recorder_bench.cuh",
         &[("KTRACE_RECORDER", "0"), ("KTRACE_ANCHOR_CYCLES", "0")],
     ),
     // Recorder microbenchmark, store recorder with events that do not
@@ -143,21 +143,21 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // warp.
     (
         "recorder_store_pred",
-        "examples/bench/recorder_bench.cuh",
+        "bench/recorder_bench.cuh",
         &[("KTRACE_RECORDER", "0"), ("KTRACE_STORE_BRANCH", "0")],
     ),
     // The fp32 SGEMM with time anchors by the event count
     // (KTRACE_ANCHORS_COUNT), for recorder_bench.
     (
         "sgemm_bench_count",
-        "examples/kernels/sgemm_bench.cu",
+        "kernels/sgemm_bench.cu",
         &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")],
     ),
     // Recorder microbenchmark, store recorder with time anchors by the
     // event count (KTRACE_ANCHORS_COUNT).
     (
         "recorder_store_count",
-        "examples/bench/recorder_bench.cuh",
+        "bench/recorder_bench.cuh",
         &[
             ("KTRACE_RECORDER", "0"),
             ("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT"),
@@ -168,14 +168,14 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // timeline warp too).
     (
         "dvfs_count",
-        "examples/kernels/dvfs.cu",
+        "kernels/dvfs.cu",
         &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_COUNT")],
     ),
     // Recorder microbenchmark, store recorder with time anchors by the
     // clock (KTRACE_ANCHORS_CLOCK): the anchor test in every event.
     (
         "recorder_store_clock",
-        "examples/bench/recorder_bench.cuh",
+        "bench/recorder_bench.cuh",
         &[
             ("KTRACE_RECORDER", "0"),
             ("KTRACE_ANCHORS", "KTRACE_ANCHORS_CLOCK"),
@@ -185,27 +185,27 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // for recorder_bench and tests/recorder_sass.rs.
     (
         "sgemm_bench_clock",
-        "examples/kernels/sgemm_bench.cu",
+        "kernels/sgemm_bench.cu",
         &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_CLOCK")],
     ),
     // The dvfs kernel with time anchors by the clock (KTRACE_ANCHORS_CLOCK),
     // for `dvfs --clock`.
     (
         "dvfs_clock",
-        "examples/kernels/dvfs.cu",
+        "kernels/dvfs.cu",
         &[("KTRACE_ANCHORS", "KTRACE_ANCHORS_CLOCK")],
     ),
     // The fp32 SGEMM without time anchors, for recorder_bench.
     (
         "sgemm_bench_noanchor",
-        "examples/kernels/sgemm_bench.cu",
+        "kernels/sgemm_bench.cu",
         &[("KTRACE_ANCHOR_CYCLES", "0")],
     ),
     // examples/kernels/smem_align.cu with each shared-memory recorder (4
     // warps per block), for the `smem_align` example.
     (
         "smem_align_newest",
-        "examples/kernels/smem_align.cu",
+        "kernels/smem_align.cu",
         &[
             ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
             ("KTRACE_SMEM_WARPS", "4"),
@@ -218,7 +218,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // images).
     (
         "smem_align_own_newest",
-        "examples/kernels/smem_align.cu",
+        "kernels/smem_align.cu",
         &[
             ("SMEM_ALIGN_OWN_BYTES", "100"),
             ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
@@ -227,7 +227,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     ),
     (
         "smem_align_smem",
-        "examples/kernels/smem_align.cu",
+        "kernels/smem_align.cu",
         &[
             ("KTRACE_RECORDER", "KTRACE_RECORDER_SMEM"),
             ("KTRACE_SMEM_WARPS", "4"),
@@ -236,7 +236,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // Recorder microbenchmark, per-event store recorder (the default).
     (
         "recorder_store",
-        "examples/bench/recorder_bench.cuh",
+        "bench/recorder_bench.cuh",
         &[("KTRACE_RECORDER", "0")],
     ),
     // fp32 SGEMM of examples/kernels/sgemm_bench.cu with the newest-N
@@ -244,7 +244,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // for recorder_bench.
     (
         "sgemm_bench_newest",
-        "examples/kernels/sgemm_bench.cu",
+        "kernels/sgemm_bench.cu",
         &[
             ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
             ("KTRACE_SMEM_WARPS", "8"),
@@ -254,7 +254,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // skip branch (KTRACE_NEWEST_BRANCH 0), for recorder_bench.
     (
         "sgemm_bench_newest_nobranch",
-        "examples/kernels/sgemm_bench.cu",
+        "kernels/sgemm_bench.cu",
         &[
             ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
             ("KTRACE_NEWEST_BRANCH", "0"),
@@ -265,14 +265,14 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // (store recorder) build, for recorder_bench.
     (
         "sgemm_bench_smem",
-        "examples/kernels/sgemm_bench.cu",
+        "kernels/sgemm_bench.cu",
         &[("KTRACE_RECORDER", "KTRACE_RECORDER_SMEM")],
     ),
     // examples/kernels/values.cu with the newest-N shared-memory recorder,
     // keeping 128 entries per warp (every entry of a 20-step probe).
     (
         "values_newest",
-        "examples/kernels/values.cu",
+        "kernels/values.cu",
         &[
             ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
             ("KTRACE_SMEM_WARPS", "4"),
@@ -283,7 +283,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // branch (KTRACE_NEWEST_BRANCH 0), 128 entries per warp.
     (
         "values_newest_nobranch",
-        "examples/kernels/values.cu",
+        "kernels/values.cu",
         &[
             ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
             ("KTRACE_NEWEST_BRANCH", "0"),
@@ -294,13 +294,13 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // values.cu with the ring recorder.
     (
         "values_ring",
-        "examples/kernels/values.cu",
+        "kernels/values.cu",
         &[("KTRACE_RECORDER", "KTRACE_RECORDER_RING")],
     ),
     // values.cu with the shared-memory recorder.
     (
         "values_smem",
-        "examples/kernels/values.cu",
+        "kernels/values.cu",
         &[("KTRACE_RECORDER", "KTRACE_RECORDER_SMEM")],
     ),
     // examples/kernels/warp_specialized.cu with the newest-N shared-memory
@@ -309,7 +309,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // registers (tests/registers.rs checks).
     (
         "warp_specialized_newest",
-        "examples/kernels/warp_specialized.cu",
+        "kernels/warp_specialized.cu",
         &[
             ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
             ("KTRACE_SMEM_WARPS", "8"),
@@ -320,7 +320,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // --bench`; its producer too runs in 24 registers.
     (
         "warp_specialized_newest_nobranch",
-        "examples/kernels/warp_specialized.cu",
+        "kernels/warp_specialized.cu",
         &[
             ("KTRACE_RECORDER", "KTRACE_RECORDER_NEWEST"),
             ("KTRACE_NEWEST_BRANCH", "0"),
@@ -332,7 +332,7 @@ const KERNEL_VARIANTS: &[ExampleVariant] = &[
     // registers without spilling (tests/registers.rs checks).
     (
         "warp_specialized_store",
-        "examples/kernels/warp_specialized.cu",
+        "kernels/warp_specialized.cu",
         &[("KTRACE_RECORDER", "KTRACE_RECORDER_STORE")],
     ),
 ];

@@ -1,7 +1,7 @@
 //! The fuzz harness of ktrace-runtime: one function per cargo-fuzz target
 //! (`fuzz_targets/*.rs` call them) and the seed inputs of the corpus.
 //!
-//! The root package's `tests/fuzz_corpus.rs` includes this file with
+//! ktrace-examples' `tests/fuzz_corpus.rs` includes this file with
 //! `#[path]` and replays every file of `fuzz/corpus/*/` through the same
 //! functions on stable Rust, so this file may use only `std`,
 //! `ktrace_runtime` and `serde_json` (never `libfuzzer_sys`).

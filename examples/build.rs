@@ -3,16 +3,16 @@
 //! with another recorder or register split, each a module of its own) and
 //! the C++ launcher library of the `cc_launcher` example.
 
-include!("examples/kernels/variants.rs");
+include!("kernels/variants.rs");
 
 fn main() {
     let mut build = ktrace_build::Build::new();
     build
-        .kernel_dir("examples/kernels")
-        .scan_dir("examples/bench")
-        .launcher("examples/launchers/cc_launcher.cu")
-        .launcher_header("examples/launchers/cc_launcher.h")
-        .include("examples/launchers")
+        .kernel_dir("kernels")
+        .scan_dir("bench")
+        .launcher("launchers/cc_launcher.cu")
+        .launcher_header("launchers/cc_launcher.h")
+        .include("launchers")
         .arch("sm_90a");
     for (module, source, defines) in KERNEL_VARIANTS {
         let variant = build.variant(module, source);
