@@ -4,10 +4,6 @@ lines and no function there over 80 (test files and items marked
 #[cfg(test)] aside, wherever they sit in a file). Prints each one over and
 exits 1 if there is any."""
 import re, sys, subprocess, os
-root = sys.argv[1] if len(sys.argv) > 1 else '.'
-found = []
-files = subprocess.run(['git','-C',root,'ls-files','*.rs'],capture_output=True,text=True).stdout.split()
-files = [f for f in files if re.match(r'^(ktrace-[a-z]+|examples|fuzz)/src/', f)]
 
 def code_of(line):
     """A line without its comment and its string and character contents."""
@@ -42,6 +38,35 @@ def test_lines(lines):
         i = j + 1
     return marked
 
+
+def self_test():
+    """The check's own test: a #[cfg(test)] item is skipped wherever it
+    sits, and only it; braces in strings, characters and comments do not
+    count."""
+    lines = [
+        '#[cfg(test)]',            # 0
+        'mod tests;',              # 1
+        'fn a() {',                # 2
+        "    let c = '{';",        # 3
+        '    let s = "}";  // }',  # 4
+        '}',                       # 5
+        '#[cfg(test)]',            # 6
+        'mod inline {',            # 7
+        '    fn t() { if x { } }', # 8
+        '}',                       # 9
+        'fn b() {}',               # 10
+    ]
+    got = [i for i, v in enumerate(test_lines(lines)) if v]
+    assert got == [0, 1, 6, 7, 8, 9], got
+    print("check-sizes: self-test passed")
+
+if len(sys.argv) > 1 and sys.argv[1] == '--self-test':
+    self_test()
+    sys.exit(0)
+root = sys.argv[1] if len(sys.argv) > 1 else '.'
+found = []
+files = subprocess.run(['git','-C',root,'ls-files','*.rs'],capture_output=True,text=True).stdout.split()
+files = [f for f in files if re.match(r'^(ktrace-[a-z]+|examples|fuzz)/src/', f)]
 fnre = re.compile(r'^\s*(pub(\([^)]*\))?\s+)?(const\s+)?(async\s+)?(unsafe\s+)?(extern\s+"C"\s+)?fn\s+(\w+)')
 for f in files:
     lines = open(os.path.join(root,f)).read().split('\n')

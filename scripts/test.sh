@@ -29,6 +29,7 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 echo "== cargo doc -D warnings (the API docs' links resolve)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
 echo "== no source file over 800 lines, no function over 80"
+python3 scripts/check-sizes.py --self-test
 python3 scripts/check-sizes.py .
 echo "== ktrace-runtime without its cuda feature"
 cargo build -p ktrace-runtime --no-default-features

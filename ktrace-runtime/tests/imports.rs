@@ -321,3 +321,38 @@ fn the_circle_check_finds_a_circle() {
         ]
     );
 }
+
+/// The check itself: an item marked `#[cfg(test)]` is skipped wherever it
+/// sits, and only it; braces and `#[cfg(test)]` inside comments, strings
+/// and character literals do not count.
+#[test]
+fn the_check_skips_test_items_and_only_them() {
+    let file = r##"
+#[cfg(test)]
+mod tests;
+use crate::a::B;
+#[cfg(test)]
+use crate::test_only::X;
+fn f() -> char { '{' }
+// #[cfg(test)] in a comment
+const S: &str = "#[cfg(test)] {";
+#[cfg(test)]
+mod inline {
+    use crate::hidden::Y;
+    fn g() { if true { } }
+}
+use super::after::Z;
+"##;
+    let code = code_of(file);
+    assert!(code.contains("crate::a::B"), "{code}");
+    assert!(code.contains("super::after::Z"), "{code}");
+    assert!(!code.contains("test_only"), "{code}");
+    assert!(!code.contains("hidden"), "{code}");
+    assert!(!code.contains("mod tests"), "{code}");
+    assert!(code.contains("fn f()"), "{code}");
+    let mut found = Vec::new();
+    for (i, _) in code.match_indices("crate::") {
+        paths_at(&code[i + 7..], &[], &mut found);
+    }
+    assert_eq!(found, vec![vec!["a".to_string(), "B".to_string()]]);
+}

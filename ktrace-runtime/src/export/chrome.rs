@@ -15,7 +15,6 @@ use std::io::{self, Write};
 
 use super::parallel::{ChunkEncoder, ChunkSink, Encoded};
 use super::region_slots::RegionSlots;
-use super::sink::{LaunchView, TraceSink};
 use crate::decode::{Span, TimedEvent, WarpTrace};
 use crate::format::layout::EventKind;
 use crate::format::regions::Regions;
@@ -183,8 +182,6 @@ pub struct ChromeWriter<W: Write> {
     args: Vec<u8>,
     regions: Regions,
     events: u64,
-    /// Whether [`TraceSink::begin_launch`] took the trace's launch.
-    launch_begun: bool,
 }
 
 impl<W: Write> ChromeWriter<W> {
@@ -211,7 +208,6 @@ impl<W: Write> ChromeWriter<W> {
             args: Vec::new(),
             regions: regions.clone(),
             events: 0,
-            launch_begun: false,
         })
     }
 
@@ -550,7 +546,6 @@ impl<W: Write> ChunkSink for ChromeWriter<W> {
             args: Vec::new(),
             regions: self.regions.clone(),
             events: 0,
-            launch_begun: true,
         }
     }
 
@@ -582,48 +577,6 @@ impl ChunkEncoder for ChromeWriter<io::Sink> {
             events: std::mem::take(&mut self.events),
             track_events: 0,
         }
-    }
-}
-
-impl<W: Write> TraceSink for ChromeWriter<W> {
-    /// The file's `otherData` object.
-    type Trailer = serde_json::Value;
-    type Output = W;
-
-    /// Takes the trace's one launch: its events are named after
-    /// `launch.regions` (those given to [`ChromeWriter::begin`] unless they
-    /// differ) and timed from the `t0_ps` given there. Fails with
-    /// `InvalidInput` for a second launch, or once a warp is written.
-    fn begin_launch(&mut self, launch: &LaunchView<'_>) -> io::Result<()> {
-        if self.launch_begun || self.warp_no > 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "a Chrome trace holds one launch",
-            ));
-        }
-        self.launch_begun = true;
-        if *launch.regions != self.regions {
-            self.regions = launch.regions.clone();
-            self.slots = RegionSlots::new(launch.regions);
-            self.heads.clear();
-            self.tails.clear();
-        }
-        Ok(())
-    }
-
-    /// [`ChromeWriter::warp`].
-    fn warp(&mut self, warp: &WarpTrace) -> io::Result<()> {
-        ChromeWriter::warp(self, warp)
-    }
-
-    /// [`ChromeWriter::events_written`].
-    fn events_written(&self) -> u64 {
-        ChromeWriter::events_written(self)
-    }
-
-    /// [`ChromeWriter::finish`], `trailer` as `otherData`.
-    fn finish(self, trailer: &serde_json::Value) -> io::Result<W> {
-        ChromeWriter::finish(self, trailer)
     }
 }
 

@@ -6,6 +6,7 @@
 pub mod chrome;
 mod collect;
 pub mod filter;
+pub mod launch_group;
 pub mod launches;
 mod parallel;
 mod pass;
@@ -13,7 +14,6 @@ pub mod perfetto;
 pub mod plan;
 mod region_slots;
 pub mod report;
-pub mod sink;
 mod sort;
 pub mod summary;
 
@@ -34,9 +34,10 @@ use crate::output::{summary_path, write_atomic, write_atomic_with};
 use crate::timeline::HostAxis;
 use chrome::{ChromeOptions, ChromeWriter};
 use filter::{FilterError, LaunchFilter, TraceFilter};
+use launch_group::LaunchGroup;
 use parallel::{run_warps, NoTrace};
 use pass::FilteredPass;
-use perfetto::{LaunchGroup, PerfettoOptions, PerfettoWriter};
+use perfetto::{PerfettoOptions, PerfettoWriter};
 use summary::{Summary, SummaryOptions};
 
 /// Diagnostic messages kept in output files (counts cover all of them).

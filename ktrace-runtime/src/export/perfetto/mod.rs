@@ -87,10 +87,9 @@ mod tracks;
 
 pub use host_clocks::HostClocks;
 
+pub use super::launch_group::LaunchGroup;
 use super::parallel::{ChunkEncoder, ChunkSink, Encoded};
 use super::region_slots::RegionSlots;
-pub use super::sink::LaunchGroup;
-use super::sink::{LaunchView, TraceSink};
 use crate::decode::{Decoder, WarpTrace};
 use crate::format::regions::Regions;
 use encode::{push_annotation, push_varint};
@@ -615,33 +614,6 @@ impl ChunkEncoder for PerfettoWriter<io::Sink> {
             events: std::mem::take(&mut self.events),
             track_events: std::mem::take(&mut self.track_events),
         }
-    }
-}
-
-impl<W: Write> TraceSink for PerfettoWriter<W> {
-    /// Nothing: the file ends with its last warp.
-    type Trailer = ();
-    type Output = W;
-
-    /// [`PerfettoWriter::launch`] with the view's group, decoder and
-    /// regions.
-    fn begin_launch(&mut self, launch: &LaunchView<'_>) -> io::Result<()> {
-        self.launch(launch.group, launch.decoder, launch.regions)
-    }
-
-    /// [`PerfettoWriter::warp`].
-    fn warp(&mut self, warp: &WarpTrace) -> io::Result<()> {
-        PerfettoWriter::warp(self, warp)
-    }
-
-    /// [`PerfettoWriter::events_written`].
-    fn events_written(&self) -> u64 {
-        PerfettoWriter::events_written(self)
-    }
-
-    /// [`PerfettoWriter::finish`].
-    fn finish(self, _trailer: &()) -> io::Result<W> {
-        PerfettoWriter::finish(self)
     }
 }
 
