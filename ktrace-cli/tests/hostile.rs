@@ -31,6 +31,11 @@ fn a_capture_claiming_512_gib_is_refused_with_exit_1() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains("raw_len 549756076032"), "{args:?}: {err}");
+        assert!(
+            err.contains("too large for this machine"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("corrupt"), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
     let _ = std::fs::remove_dir_all(&dir);

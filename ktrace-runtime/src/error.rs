@@ -162,6 +162,21 @@ pub enum Error {
     #[error("corrupt capture: {0}")]
     Corrupt(String),
 
+    /// The capture is valid, but reading it needs more memory than this
+    /// machine can allocate (a launch whose raw buffer, mostly empty slots
+    /// in the file, spans more address space than there is).
+    #[error(
+        "capture too large for this machine: {what} needs {bytes} bytes of memory, which \
+         could not be allocated; the file is valid, read it where there is that much \
+         address space"
+    )]
+    TooLarge {
+        /// What needs the memory.
+        what: String,
+        /// Bytes it needs.
+        bytes: u64,
+    },
+
     /// A raw buffer does not match the launch shape it is decoded with.
     #[error("raw buffer of {actual} bytes does not match the launch shape ({expected} bytes)")]
     BufferSize {

@@ -82,6 +82,15 @@ fn a_header_that_claims_512_gib_is_an_error_or_costs_what_the_file_holds() {
             let text = e.to_string();
             eprintln!("refused: {text}");
             assert!(text.contains("raw_len 549756076032"), "{text}");
+            // Valid per the format, only too large for this machine.
+            assert!(
+                matches!(e, ktrace_runtime::Error::TooLarge { bytes, .. } if bytes == raw_len),
+                "{e:?}"
+            );
+            assert!(
+                text.starts_with("capture too large for this machine"),
+                "{text}"
+            );
         }
         Ok(read) => {
             let l = &read.launches[0];

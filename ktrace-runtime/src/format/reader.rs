@@ -539,14 +539,13 @@ impl<S: Source> Reader<S> {
         // Zeroed pages come fresh from the allocator; only the stored parts
         // are written, so the memory used is what the file holds (a page
         // of each slot written), whatever the raw length says.
-        let mut raw = zeroed(raw_len).ok_or_else(|| {
-            Error::Corrupt(format!(
-                "launch record {i}: raw_len {raw_len} bytes ({} slots of {} entries) cannot be \
-                 allocated on this machine: the header lies, or the capture needs a machine \
-                 with that much address space",
+        let mut raw = zeroed(raw_len).ok_or_else(|| Error::TooLarge {
+            what: format!(
+                "launch record {i}'s raw buffer (raw_len {raw_len}: {} slots of {} entries)",
                 shape.slot_count(),
                 shape.cap()
-            ))
+            ),
+            bytes: raw_len,
         })?;
         let available = self.left();
         let too_long = |n| {
