@@ -115,7 +115,7 @@ fn write_traces(
         ChromeNames::ByLaunch
     };
     let mut reports = Vec::new();
-    for file in plan(launches, &output, format, names) {
+    for file in plan(launches, &output, format, names)? {
         let label = match file.format {
             TraceFormat::Perfetto(_) => "export:".to_string(),
             TraceFormat::Chrome => format!("launch {}:", file.launches[0].launch.shape.launch),

@@ -83,7 +83,7 @@ fn write_merged(
     };
     let format = TraceFormat::Perfetto(perfetto);
     let mut reports = Vec::new();
-    for file in plan(launches, output, format, ChromeNames::ByLaunch) {
+    for file in plan(launches, output, format, ChromeNames::ByLaunch)? {
         let mut bar = ProgressLine::stderr("merge:".into());
         let opts = ExportOptions {
             threads,

@@ -21,7 +21,7 @@ use super::{
     export_perfetto, export_timeline_launch, ExportOptions, ExportProgress, ExportReport,
     TimelineLaunch,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::output::launch_trace_path;
 
 /// The format of a trace file.
@@ -57,29 +57,49 @@ pub struct TraceFile<'a> {
 /// Plans the files for `launches` written to `output` in `format`: one
 /// Perfetto file with all of them (a timeline with none when there are
 /// none), or one Chrome file each, named by `names`.
+///
+/// Fails when two launches would go to one Chrome file: a capture whose
+/// launch records repeat a launch id (the id names the file), or several
+/// launches written to one exact name. Nothing is written then, and the
+/// error names the id; a Perfetto file keeps every launch.
 pub fn plan<'a>(
     launches: Vec<TimelineLaunch<'a>>,
     output: &Path,
     format: TraceFormat,
     names: ChromeNames,
-) -> Vec<TraceFile<'a>> {
+) -> Result<Vec<TraceFile<'a>>> {
     match format {
-        TraceFormat::Perfetto(_) => vec![TraceFile {
+        TraceFormat::Perfetto(_) => Ok(vec![TraceFile {
             path: output.to_path_buf(),
             format,
             launches,
-        }],
-        TraceFormat::Chrome => launches
-            .into_iter()
-            .map(|l| TraceFile {
-                path: match names {
-                    ChromeNames::Exact => output.to_path_buf(),
-                    ChromeNames::ByLaunch => launch_trace_path(output, l.launch.shape.launch),
-                },
-                format,
-                launches: vec![l],
-            })
-            .collect(),
+        }]),
+        TraceFormat::Chrome => {
+            let files: Vec<TraceFile<'a>> = launches
+                .into_iter()
+                .map(|l| TraceFile {
+                    path: match names {
+                        ChromeNames::Exact => output.to_path_buf(),
+                        ChromeNames::ByLaunch => launch_trace_path(output, l.launch.shape.launch),
+                    },
+                    format,
+                    launches: vec![l],
+                })
+                .collect();
+            for (i, f) in files.iter().enumerate() {
+                let same = files.iter().filter(|g| g.path == f.path).count();
+                if same > 1 && files[..i].iter().all(|g| g.path != f.path) {
+                    return Err(Error::Config(format!(
+                        "{same} launch records hold launch {}, and a Chrome trace is one file \
+                         per launch ({}): they would overwrite each other. Export them to one \
+                         Perfetto trace (a .pftrace output), which keeps each",
+                        f.launches[0].launch.shape.launch,
+                        f.path.display()
+                    )));
+                }
+            }
+            Ok(files)
+        }
     }
 }
 
@@ -118,7 +138,7 @@ mod tests {
     fn chrome_traces_are_one_file_per_launch_and_perfetto_one_for_all() {
         let cap = sample_capture();
         let out = Path::new("dir/t.json");
-        let files = plan(views(&cap), out, TraceFormat::Chrome, ChromeNames::ByLaunch);
+        let files = plan(views(&cap), out, TraceFormat::Chrome, ChromeNames::ByLaunch).unwrap();
         let paths: Vec<_> = files.iter().map(|f| f.path.clone()).collect();
         assert_eq!(
             paths,
@@ -133,7 +153,8 @@ mod tests {
             out,
             TraceFormat::Chrome,
             ChromeNames::Exact,
-        );
+        )
+        .unwrap();
         assert_eq!(one[0].path, out);
         assert_eq!(one[0].launches[0].launch.shape.launch, 1);
         let pf = TraceFormat::Perfetto(PerfettoOptions::default());
@@ -142,12 +163,44 @@ mod tests {
             Path::new("t.pftrace"),
             pf,
             ChromeNames::ByLaunch,
-        );
+        )
+        .unwrap();
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].launches.len(), 2);
-        let empty = plan(Vec::new(), out, pf, ChromeNames::ByLaunch);
+        let empty = plan(Vec::new(), out, pf, ChromeNames::ByLaunch).unwrap();
         assert_eq!((empty.len(), empty[0].launches.len()), (1, 0));
-        assert!(plan(Vec::new(), out, TraceFormat::Chrome, ChromeNames::ByLaunch).is_empty());
+        assert!(
+            plan(Vec::new(), out, TraceFormat::Chrome, ChromeNames::ByLaunch)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn launches_that_share_an_id_are_refused_for_chrome_and_kept_in_perfetto() {
+        let mut cap = sample_capture();
+        cap.launches[1].shape.launch = 0;
+        let out = Path::new("dir/t.json");
+        let err = plan(views(&cap), out, TraceFormat::Chrome, ChromeNames::ByLaunch)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("2 launch records hold launch 0"), "{err}");
+        assert!(err.contains("dir/t.json"), "{err}");
+        let err = plan(views(&cap), out, TraceFormat::Chrome, ChromeNames::Exact)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("would overwrite each other"), "{err}");
+        let pf = TraceFormat::Perfetto(PerfettoOptions::default());
+        let files = plan(
+            views(&cap),
+            Path::new("t.pftrace"),
+            pf,
+            ChromeNames::ByLaunch,
+        )
+        .unwrap();
+        assert_eq!(files[0].launches.len(), 2);
     }
 
     #[test]
@@ -162,7 +215,9 @@ mod tests {
             &out,
             TraceFormat::Chrome,
             ChromeNames::ByLaunch,
-        ) {
+        )
+        .unwrap()
+        {
             reports.extend(f.write(&opts, &mut |_| {}).unwrap());
         }
         let direct = dir.path().join("direct.json");

@@ -462,7 +462,7 @@ impl TraceSession {
             TraceFormat::Chrome
         };
         let files = if self.written < self.capture.launches.len() {
-            plan(launches, output, format, ChromeNames::ByLaunch)
+            plan(launches, output, format, ChromeNames::ByLaunch)?
         } else {
             Vec::new()
         };
