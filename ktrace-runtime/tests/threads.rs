@@ -42,7 +42,7 @@ fn export(cap: &Capture, dir: &Path, format: TraceFormat, opts: &ExportOptions) 
     let mut report = String::new();
     let mut warps_seen = Vec::new();
     let mut fills = cap.launches.iter().map(|l| ring_fill(&l.buffer().unwrap()));
-    for file in plan(launches, &out, format, ChromeNames::ByLaunch) {
+    for file in plan(launches, &out, format, ChromeNames::ByLaunch).unwrap() {
         match file.write(opts, &mut |p| warps_seen.push(*p)) {
             Ok(rs) => {
                 for r in rs {
