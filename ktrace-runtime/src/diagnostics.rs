@@ -115,6 +115,18 @@ pub enum Diagnostic {
         /// What the metadata says.
         found: WarpId,
     },
+    /// A slot's open magic is one that a later layout version introduced
+    /// than the capture's: the slot is read as never opened.
+    OpenMagicOfLaterLayout {
+        /// Slot index.
+        slot: u64,
+        /// The open magic.
+        magic: u32,
+        /// The layout version that introduced it.
+        introduced: u32,
+        /// The capture's layout version.
+        layout_version: u32,
+    },
     /// No slot had a usable timer pair: times assume a nominal clock rate.
     NoClockCalibration {
         /// The clock rate assumed, in kHz.
@@ -177,6 +189,7 @@ impl Diagnostic {
             Diagnostic::ClockRateOutlier { .. } => "clock_rate_outlier",
             Diagnostic::ClockInconsistent { .. } => "clock_inconsistent",
             Diagnostic::SlotMismatch { .. } => "slot_mismatch",
+            Diagnostic::OpenMagicOfLaterLayout { .. } => "open_magic_of_later_layout",
             Diagnostic::NoClockCalibration { .. } => "no_clock_calibration",
             Diagnostic::AnchorsRejected { .. } => "anchors_rejected",
             Diagnostic::ClockWrapPlaced { .. } => "clock_wrap_placed",
@@ -322,6 +335,17 @@ impl Diagnostic {
                  launched with this session's grid, block and sampling?",
                 expected.0, expected.1
             ),
+            Diagnostic::OpenMagicOfLaterLayout {
+                slot,
+                magic,
+                introduced,
+                layout_version,
+            } => write!(
+                f,
+                "slot {slot}: open magic {magic:#010x} belongs to layout version {introduced}, \
+                 the capture is version {layout_version}: the slot is read as never opened; the \
+                 capture's header does not match the build that wrote its buffer"
+            ),
             Diagnostic::UnknownRegion { region } => {
                 write!(
                     f,
@@ -351,9 +375,9 @@ impl fmt::Display for Diagnostic {
             | Diagnostic::ClockWrapPlaced { .. }
             | Diagnostic::ClockWrapUnplaced { .. }
             | Diagnostic::NoAnchors { .. } => self.describe_clock(f),
-            Diagnostic::SlotMismatch { .. } | Diagnostic::UnknownRegion { .. } => {
-                self.describe_layout(f)
-            }
+            Diagnostic::SlotMismatch { .. }
+            | Diagnostic::OpenMagicOfLaterLayout { .. }
+            | Diagnostic::UnknownRegion { .. } => self.describe_layout(f),
         }
     }
 }

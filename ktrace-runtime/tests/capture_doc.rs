@@ -1,6 +1,7 @@
-//! The Python reader in `docs/capture-format.md` reads the committed
-//! captures (versions 1 and 2) and version 3 captures written here, whole
-//! and cut, to the same buffers as ktrace's reader.
+//! The Python reader in `docs/capture-format.md` reads every committed
+//! capture in `tests/data` (each format and layout version there) and
+//! version 3 captures written here, whole and cut, to the same buffers as
+//! ktrace's reader.
 
 use std::path::Path;
 use std::process::Command;
@@ -36,16 +37,16 @@ fn the_documented_python_reader_agrees_with_ktrace() {
     let cut = tmp.path().join("v3_cut.ktrace");
     let bytes = write_v3(&data.join("h200_two_gpus_gpu0.ktrace"), &v3);
     std::fs::write(&cut, &bytes[..bytes.len() - 40]).unwrap();
-    let files: Vec<std::path::PathBuf> = [
-        "sample_v1.ktrace",
-        "h200_two_gpus_gpu0.ktrace",
-        "h200_gemm2048_anchors.ktrace",
-        "h200_stalls_planted.ktrace",
-    ]
-    .iter()
-    .map(|f| data.join(f))
-    .chain([v3, cut])
-    .collect();
+    // Every committed capture (each format and layout version the
+    // fixtures have), and the version 3 files written here.
+    let mut committed: Vec<std::path::PathBuf> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ktrace"))
+        .collect();
+    committed.sort();
+    assert!(committed.len() >= 19, "{committed:?}");
+    let files: Vec<std::path::PathBuf> = committed.into_iter().chain([v3, cut]).collect();
     let paths: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     let driver = format!(
         "{code}\nfnv = lambda b: __import__('functools').reduce(lambda h, x: ((h ^ x) * 0x100000001b3) % (1 << 64), b, 0xcbf29ce484222325)\n\

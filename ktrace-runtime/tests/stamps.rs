@@ -165,3 +165,26 @@ fn events_between_two_long_gaps_are_placed_between_their_neighbours() {
     assert!(d.diagnostics.is_empty(), "{:?}", kinds(&d));
     assert!(worst_error_of_newest(&d, &w, 2042) < 32_000);
 }
+
+/// A stamped warp's open magic ("KTRT") belongs to layout version 6: in a
+/// buffer read as version 5 the slot is not opened, and the decoder says
+/// why (`open_magic_of_later_layout`) instead of reading its stamps as
+/// event types.
+#[test]
+fn a_stamped_slot_in_a_layout_5_buffer_is_reported_not_read() {
+    let w = SynthWarp::new(0, 0)
+        .stamped()
+        .span(1000, 2000, 1)
+        .flush_at(3000);
+    let l = SynthLaunch::all_traced(1, 32, 32).with(w);
+    assert_eq!(decoded(&l).warps.len(), 1);
+    let old = ktrace_runtime::format::buffer::LaunchBuffer::new(&l.raw, &l.shape, 5).unwrap();
+    let d = decode(old, &DecodeOptions::default());
+    assert!(d.warps.is_empty());
+    assert_eq!(kinds(&d), ["open_magic_of_later_layout"]);
+    let text = d.diagnostics.items()[0].to_string();
+    assert!(
+        text.contains("layout version 6") && text.contains("version 5"),
+        "{text}"
+    );
+}

@@ -269,6 +269,18 @@ impl<'a> Decoder<'a> {
             if !meta.is_opened() {
                 continue;
             }
+            if let Some(introduced) = meta
+                .open_magic_layout()
+                .filter(|&v| v > buffer.layout_version())
+            {
+                diagnostics.push(Diagnostic::OpenMagicOfLaterLayout {
+                    slot,
+                    magic: meta.open_magic,
+                    introduced,
+                    layout_version: buffer.layout_version(),
+                });
+                continue;
+            }
             let (block, warp) = shape.slot_position(slot);
             if u64::from(meta.block_linear) != block || u32::from(meta.warp) != warp {
                 diagnostics.push(Diagnostic::SlotMismatch {

@@ -197,6 +197,18 @@ impl SlotMeta {
             || self.open_magic == OPEN_STAMP_MAGIC
     }
 
+    /// The layout version that introduced the slot's open magic: 1 for
+    /// [`OPEN_MAGIC`], 5 for [`OPEN_SHARED_MAGIC`], 6 for
+    /// [`OPEN_STAMP_MAGIC`]; `None` for any other value (never opened).
+    pub fn open_magic_layout(&self) -> Option<u32> {
+        match self.open_magic {
+            OPEN_MAGIC => Some(1),
+            OPEN_SHARED_MAGIC => Some(5),
+            OPEN_STAMP_MAGIC => Some(6),
+            _ => None,
+        }
+    }
+
     /// Whether the warp stamped every event with `%globaltimer` bits
     /// ([`OPEN_STAMP_MAGIC`]) instead of recording anchor entries.
     pub fn stamps_events(&self) -> bool {
