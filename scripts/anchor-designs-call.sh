@@ -5,9 +5,8 @@
 # public kernels of bench/thirdparty in every design, and the recorder microbenchmark's
 # store builds; optionally Proton's per-record figures beside them.
 # Expects release binaries in .device/bin (smem_align, dvfs,
-# recorder_bench and, optionally, gemm from `cargo build --release
-# --examples`; tp_bench from
-# bench/thirdparty) and writes $OUT/log.txt, plus the default dvfs capture
+# recorder_bench and, optionally, gemm from `cargo build --release -p
+# ktrace-examples --examples`; tp_bench from bench/thirdparty) and writes $OUT/log.txt, plus the default dvfs capture
 # and its truth.
 # Environment: TP_ROUNDS (default 100), RB_REPS (default 40), RB_DESIGNS
 # (default store,storena,storeclk; empty for every design), GEMM_REPS

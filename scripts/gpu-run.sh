@@ -8,7 +8,7 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ "${1:-}" = "--stage" ]; then
   cd "$root"
-  cargo build --release -p ktrace-examples --examples -p ktrace-examples && cargo build --release -p ktrace-cli || exit 1
+  cargo build --release -p ktrace-examples --examples && cargo build --release -p ktrace-cli || exit 1
   mkdir -p .device/bin
   for e in spin dvfs block_sum gemm warp_specialized big_grid cc_launcher recorder_bench faults two_gpus values smem_align stalls; do
     cp "target/release/examples/$e" .device/bin/
