@@ -53,6 +53,7 @@ pub(crate) fn execute(
         spill_growth: Vec::new(),
         predicated_events: Vec::new(),
         costs: Vec::new(),
+        unpaired_regions: Vec::new(),
     })
 }
 

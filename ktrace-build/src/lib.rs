@@ -172,6 +172,7 @@ mod launcher;
 mod manifest;
 mod maps;
 pub mod nvcc;
+mod pairing;
 mod parallel;
 pub mod pc_map;
 mod plan;
@@ -185,6 +186,8 @@ pub mod spills;
 #[doc(hidden)]
 pub mod test_support;
 mod toolkit;
+
+pub use pairing::UnpairedRegion;
 
 use std::path::{Path, PathBuf};
 
@@ -250,6 +253,11 @@ pub struct Output {
     /// ([`cost::KernelCost::is_large`]). Read from cubins with `nvdisasm`;
     /// empty without it.
     pub costs: Vec<(String, cost::KernelCost)>,
+    /// Regions whose markers can never pair: a name that the scanned
+    /// sources begin and never end, or end and never begin
+    /// (`KTRACE_B("compute") … KTRACE_E("body")`); run by Cargo, each is
+    /// also a `cargo:warning`.
+    pub unpaired_regions: Vec<UnpairedRegion>,
 }
 
 /// Configures and runs a ktrace build, in the style of `cc::Build`.
@@ -446,7 +454,11 @@ impl Build {
         out.spill_growth = module_spill_growth(&out);
         out.predicated_events = module_predicated_events(&out);
         out.costs = module_costs(&out);
+        out.unpaired_regions = pairing::unpaired_regions(&sources.scanned);
         if cargo {
+            for u in &out.unpaired_regions {
+                println!("cargo:warning={}", u.message());
+            }
             for (module, c) in &out.costs {
                 println!("{}", c.summary(module));
             }

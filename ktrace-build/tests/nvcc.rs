@@ -54,6 +54,7 @@ fn real_build_writes_both_images_and_the_tables() {
         .map(|r| r.name.as_str())
         .collect();
     assert_eq!(names, ["body", "tick"]);
+    assert!(o.unpaired_regions.is_empty(), "{:?}", o.unpaired_regions);
     let (name, traced, untraced) = &o.modules[0];
     assert_eq!(name, "scale");
     let t = std::fs::read(traced).unwrap();
@@ -355,5 +356,40 @@ fn duplicate_module_names_are_rejected() {
     assert!(
         err.to_string().contains("both give the module name K"),
         "{err}"
+    );
+}
+
+/// `KTRACE_B("compute") … KTRACE_E("body")`: it compiles (each name is a
+/// region), and the build says that neither can ever pair.
+#[test]
+fn regions_that_only_begin_or_only_end_are_reported() {
+    let Some([nvcc]) = cuda_tools(["nvcc"]) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let kdir = tmp.path().join("kernels");
+    write(
+        &kdir,
+        "mixed.cu",
+        &GOOD
+            .replace("KTRACE_B(\"body\")", "KTRACE_B(\"compute\")")
+            .replace("scale(", "mixed("),
+    );
+    let o = Build::new()
+        .kernel_dir(&kdir)
+        .nvcc(&nvcc)
+        .out_dir(tmp.path().join("out"))
+        .try_compile()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let found: Vec<(&str, bool)> = o
+        .unpaired_regions
+        .iter()
+        .map(|u| (u.name.as_str(), u.begins_only))
+        .collect();
+    assert_eq!(found, [("body", false), ("compute", true)]);
+    let m = o.unpaired_regions[1].message();
+    assert!(
+        m.contains("mixed.cu:5") && m.contains("KTRACE_E(\"compute\")"),
+        "{m}"
     );
 }
