@@ -144,8 +144,9 @@ pub struct ExportArgs {
     /// Default: the capture's name with .json (.pftrace for --format
     /// perfetto). A name ending in .pftrace or .perfetto-trace asks for
     /// the Perfetto format. Chrome: launches after the first go to
-    /// NAME_launchN.json unless --launch picks one. Perfetto: every
-    /// launch goes into the one file, with NAME_launchN_summary.json.
+    /// NAME_launchN.json unless --launch picks one, each with its own
+    /// summary. Perfetto: every launch goes into the one file, and one
+    /// summary beside it (NAME_summary.json) lists every launch's.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// The trace format: chrome (JSON) or perfetto (.pftrace). Default:
@@ -202,9 +203,8 @@ pub struct MergeArgs {
     /// The capture files (.ktrace).
     #[arg(required = true, num_args = 1..)]
     pub captures: Vec<PathBuf>,
-    /// The Perfetto trace to write (.pftrace); a summary per launch goes
-    /// beside it (NAME_partK_summary.json, K counting the launches of the
-    /// file from 0).
+    /// The Perfetto trace to write (.pftrace); one summary goes beside it
+    /// (NAME_summary.json), with every launch's summary in file order.
     #[arg(short, long)]
     pub output: PathBuf,
     /// sm, block, warp and region as arguments of every slice and

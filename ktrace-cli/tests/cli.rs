@@ -886,6 +886,15 @@ fn merge_puts_two_gpus_on_the_host_axis_and_refuses_what_cannot_be_placed() {
             .unwrap();
     assert_eq!(summary["launches"].as_array().unwrap().len(), 70);
     assert!(!d.join("two_part69_summary.json").exists());
+    // And the help says so.
+    for cmd in ["merge", "export"] {
+        let help = String::from_utf8(ktrace(&[cmd, "--help"]).stdout).unwrap();
+        assert!(help.contains("NAME_summary.json"), "{help}");
+        assert!(
+            !help.contains("partK") && !help.contains("launchN_summary"),
+            "{help}"
+        );
+    }
     // A capture without clock syncs from another GPU cannot join them.
     let bare = d.join("bare.ktrace");
     sample_capture().save(&bare).unwrap();
