@@ -33,6 +33,19 @@ pub enum CliError {
         /// The capture file.
         path: PathBuf,
     },
+    /// The capture file holds no traced launch, only PC samples (a run
+    /// with `KTRACE_STALLS=1` and tracing off).
+    #[error(
+        "{path}: the capture holds no traced launch, only PC samples (stall reasons) of {}: \
+         read them with `ktrace stalls {path}` or `ktrace analyze {path}`",
+        kernels.join(", ")
+    )]
+    OnlyStalls {
+        /// The capture file.
+        path: PathBuf,
+        /// The kernels it holds samples of.
+        kernels: Vec<String>,
+    },
     /// The capture file was cut (its writer did not finish) before its
     /// first complete launch record.
     #[error(

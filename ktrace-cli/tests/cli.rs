@@ -1246,6 +1246,15 @@ fn stalls_of_the_planted_kernel() {
     assert_eq!(v["launches"].as_array().unwrap().len(), 0);
     assert_eq!(v["stalls"][0]["kernel"], "stalls");
 
+    // The commands that read traced launches say where the samples are.
+    for cmd in ["summary", "export", "report"] {
+        assert_clean_failure(
+            &ktrace(&[cmd, s(&cap)]),
+            "the capture holds no traced launch, only PC samples (stall reasons) of stalls: \
+             read them with `ktrace stalls",
+        );
+    }
+
     assert_clean_failure(
         &ktrace(&["stalls", s(&cap), "--kernels", "gemm*"]),
         "no PC samples of those kernels (sampled: stalls)",

@@ -37,10 +37,7 @@ pub fn run(args: AnalyzeArgs) -> Result<(), CliError> {
     // A capture of PC samples alone (a run with tracing off) is analysed
     // for its stalls.
     let cap = match read_picked(capture, args.launch, &Default::default()) {
-        Err(CliError::NoLaunch { path }) => match Capture::read(&path)? {
-            c if !c.stalls.is_empty() => c,
-            _ => return Err(CliError::NoLaunch { path }),
-        },
+        Err(CliError::OnlyStalls { path, .. }) => Capture::read(&path)?,
         other => other?,
     };
     let stalls = super::stalls::tables(&cap, &[], None);

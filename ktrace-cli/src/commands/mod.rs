@@ -57,6 +57,16 @@ fn check_read(path: &Path, cap: &Capture, total: usize) -> Result<(), CliError> 
                 offset,
                 left,
             },
+            None if !cap.stalls.is_empty() => {
+                let mut kernels: Vec<String> =
+                    cap.stalls.iter().map(|s| s.kernel.clone()).collect();
+                kernels.sort();
+                kernels.dedup();
+                CliError::OnlyStalls {
+                    path: path.to_path_buf(),
+                    kernels,
+                }
+            }
             None => CliError::NoLaunch {
                 path: path.to_path_buf(),
             },
