@@ -77,6 +77,15 @@ pub enum CliError {
     /// Analysis options that cannot be used.
     #[error(transparent)]
     Analysis(#[from] AnalysisError),
+    /// Reading a capture file failed (an error that does not name the
+    /// file itself: a bad magic, a cut, a corrupt or too large capture).
+    #[error("{path}: {error}")]
+    Read {
+        /// The capture file.
+        path: PathBuf,
+        /// Why.
+        error: ktrace_runtime::Error,
+    },
     /// Writing the output failed.
     #[error("{path}: {error}")]
     Write {
@@ -85,4 +94,18 @@ pub enum CliError {
         /// Why.
         error: std::io::Error,
     },
+}
+
+impl CliError {
+    /// `error`, from reading the capture at `path`, naming the file unless
+    /// the error names it already (an I/O error).
+    pub fn reading(path: &std::path::Path, error: ktrace_runtime::Error) -> CliError {
+        match error {
+            e @ ktrace_runtime::Error::Io { .. } => CliError::Runtime(e),
+            error => CliError::Read {
+                path: path.to_path_buf(),
+                error,
+            },
+        }
+    }
 }

@@ -1310,3 +1310,32 @@ fn threads_from_the_flag_or_the_environment_write_the_same_files() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
     assert!(text(&o).1.contains("--threads"), "{}", text(&o).1);
 }
+
+/// A trace that ktrace wrote, given where a capture goes: the message names
+/// the file and says what it looks like.
+#[test]
+fn a_trace_given_for_a_capture_is_named_and_recognised() {
+    let d = Dir::new("not-a-capture");
+    let cap = fixture("sample_v1.ktrace");
+    let s = |p: &PathBuf| p.to_str().unwrap().to_string();
+    let json = d.join("t.json");
+    let pf = d.join("t.pftrace");
+    for out in [&json, &pf] {
+        let o = ktrace(&["export", &s(&cap), "-o", &s(out)]);
+        assert!(o.status.success(), "{}", text(&o).1);
+    }
+    for cmd in ["summary", "export", "report", "stalls"] {
+        assert_clean_failure(
+            &ktrace(&[cmd, &s(&json)]),
+            &format!(
+                "{}: not a ktrace capture file (bad magic bytes [7b, ",
+                json.display()
+            ),
+        );
+        assert_clean_failure(&ktrace(&[cmd, &s(&json)]), "it looks like JSON");
+        assert_clean_failure(
+            &ktrace(&[cmd, &s(&pf)]),
+            "it looks like a Perfetto trace (.pftrace)",
+        );
+    }
+}

@@ -108,7 +108,10 @@ pub enum Error {
     },
 
     /// The file is not a ktrace capture.
-    #[error("not a ktrace capture file (bad magic bytes {found:02x?})")]
+    #[error(
+        "not a ktrace capture file (bad magic bytes {found:02x?}){}",
+        magic_hint(found)
+    )]
     BadMagic {
         /// The first bytes of the file.
         found: Vec<u8>,
@@ -271,6 +274,28 @@ pub enum ValueError {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What a file that is not a capture looks like, from its first bytes: a
+/// trace or summary that ktrace writes, given by mistake.
+fn magic_hint(found: &[u8]) -> &'static str {
+    let json = matches!(
+        found.iter().find(|b| !b.is_ascii_whitespace()),
+        Some(b'{' | b'[')
+    );
+    if json {
+        ": it looks like JSON (a Chrome trace or a summary that ktrace writes); ktrace reads \
+         the .ktrace capture the run wrote"
+    } else if found.first() == Some(&0x0a) {
+        // A Perfetto trace is a sequence of TracePacket fields (field 1,
+        // length-delimited: 0x0a, then its length).
+        ": it looks like a Perfetto trace (.pftrace): open it in ui.perfetto.dev; ktrace \
+         reads the .ktrace capture the run wrote"
+    } else if found.starts_with(&[0x1f, 0x8b]) {
+        ": it is gzip-compressed; decompress it first"
+    } else {
+        ""
+    }
+}
 
 #[cfg(test)]
 mod tests {

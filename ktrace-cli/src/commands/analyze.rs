@@ -37,7 +37,9 @@ pub fn run(args: AnalyzeArgs) -> Result<(), CliError> {
     // A capture of PC samples alone (a run with tracing off) is analysed
     // for its stalls.
     let cap = match read_picked(capture, args.launch, &Default::default()) {
-        Err(CliError::OnlyStalls { path, .. }) => Capture::read(&path)?,
+        Err(CliError::OnlyStalls { path, .. }) => {
+            Capture::read(&path).map_err(|e| CliError::reading(&path, e))?
+        }
         other => other?,
     };
     let stalls = super::stalls::tables(&cap, &[], None);

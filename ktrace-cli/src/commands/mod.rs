@@ -38,7 +38,7 @@ fn emit(text: String, output: Option<&Path>) -> Result<(), CliError> {
 /// capture whose writer did not finish is read up to its last complete
 /// record, with a note on stderr.
 fn read(path: &Path, threads: usize) -> Result<Capture, CliError> {
-    let cap = Capture::read_on(path, threads)?;
+    let cap = Capture::read_on(path, threads).map_err(|e| CliError::reading(path, e))?;
     check_read(path, &cap, cap.launches.len())?;
     Ok(cap)
 }
@@ -170,7 +170,8 @@ fn read_positions(
         let keep = next.next_if_eq(&at).is_some();
         at += 1;
         keep
-    })?;
+    })
+    .map_err(|e| CliError::reading(path, e))?;
     if cap.launches.len() != positions.len() {
         return Err(ktrace_runtime::Error::Corrupt(format!(
             "{}: the file changed while it was read: {} of the {} launches chosen are there",

@@ -26,7 +26,7 @@ pub const SCHEMA: &str = "ktrace.stalls/1";
 
 /// `ktrace stalls`.
 pub fn run(args: StallsArgs) -> Result<(), CliError> {
-    let cap = Capture::read(&args.capture)?;
+    let cap = Capture::read(&args.capture).map_err(|e| CliError::reading(&args.capture, e))?;
     let tables = tables(&cap, &args.kernels, args.region.as_deref());
     if tables.is_empty() {
         return Err(CliError::NoStalls {
