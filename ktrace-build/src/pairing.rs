@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::scan::SourceFile;
+use crate::scan::{MarkerRole, SourceFile};
 
 /// A region name that only begins, or only ends, in every scanned source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,16 +41,6 @@ impl UnpairedRegion {
     }
 }
 
-/// Whether a marker begins a region, ends one, or neither (a mark, or a
-/// scope, which pairs itself).
-fn role(macro_name: &str) -> Option<bool> {
-    match macro_name {
-        "KTRACE_B" | "KTRACE_B_IF" | "KTRACE_B_V" => Some(true),
-        "KTRACE_E" | "KTRACE_E_IF" | "KTRACE_E_V" => Some(false),
-        _ => None,
-    }
-}
-
 /// The regions of `files` that only begin or only end, by name.
 pub fn unpaired_regions(files: &[SourceFile]) -> Vec<UnpairedRegion> {
     // name -> (first begin, first end)
@@ -58,8 +48,11 @@ pub fn unpaired_regions(files: &[SourceFile]) -> Vec<UnpairedRegion> {
     let mut seen: BTreeMap<&str, Seen> = BTreeMap::new();
     for f in files {
         for m in &f.markers {
-            let Some(begins) = role(m.macro_name) else {
-                continue;
+            // A scope pairs itself; a mark has nothing to pair.
+            let begins = match m.role() {
+                MarkerRole::Begin => true,
+                MarkerRole::End => false,
+                MarkerRole::Scope | MarkerRole::Mark => continue,
             };
             let entry = seen.entry(m.name.as_str()).or_default();
             let slot = if begins { &mut entry.0 } else { &mut entry.1 };

@@ -19,7 +19,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::scan::Marker;
+use crate::scan::{Marker, MarkerRole};
 
 /// First line of a map: the format and its version.
 pub const MAP_HEADER: &str = "ktrace-pcmap 1";
@@ -70,16 +70,16 @@ pub fn region_spans(
     };
     for m in markers {
         let line = m.line as u32;
-        match m.macro_name {
-            "KTRACE_B" | "KTRACE_B_IF" | "KTRACE_B_V" => open.push((&m.name, line)),
-            "KTRACE_E" | "KTRACE_E_IF" | "KTRACE_E_V" => {
+        match m.role() {
+            MarkerRole::Begin => open.push((&m.name, line)),
+            MarkerRole::End => {
                 if let Some(k) = open.iter().rposition(|(n, _)| *n == m.name) {
                     let (_, first) = open.remove(k);
                     push(&m.name, first, line);
                 }
             }
-            "KTRACE_SCOPE" => push(&m.name, line, block_end_line(src, m.span.end)),
-            _ => {}
+            MarkerRole::Scope => push(&m.name, line, block_end_line(src, m.span.end)),
+            MarkerRole::Mark => {}
         }
     }
     spans.sort_by_key(|s| (s.first_line, s.last_line, s.region));

@@ -39,6 +39,31 @@ pub struct Marker {
     pub span: std::ops::Range<usize>,
 }
 
+/// What a marker does to its region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerRole {
+    /// Begins it (`KTRACE_B`, `KTRACE_B_IF`, `KTRACE_B_V`).
+    Begin,
+    /// Ends it (`KTRACE_E`, `KTRACE_E_IF`, `KTRACE_E_V`).
+    End,
+    /// Begins it and ends it with the enclosing block (`KTRACE_SCOPE`).
+    Scope,
+    /// Marks an instant (`KTRACE_M`, `KTRACE_M_IF`, `KTRACE_M_V`).
+    Mark,
+}
+
+impl Marker {
+    /// What the marker does to its region.
+    pub fn role(&self) -> MarkerRole {
+        match self.macro_name {
+            "KTRACE_B" | "KTRACE_B_IF" | "KTRACE_B_V" => MarkerRole::Begin,
+            "KTRACE_E" | "KTRACE_E_IF" | "KTRACE_E_V" => MarkerRole::End,
+            "KTRACE_SCOPE" => MarkerRole::Scope,
+            _ => MarkerRole::Mark,
+        }
+    }
+}
+
 /// A marker that is not acceptable, with where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanError {

@@ -14,6 +14,7 @@
 //!
 //! [`TraceSession::write`]: crate::session::TraceSession::write
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::perfetto::PerfettoOptions;
@@ -86,17 +87,23 @@ pub fn plan<'a>(
                     launches: vec![l],
                 })
                 .collect();
-            for (i, f) in files.iter().enumerate() {
-                let same = files.iter().filter(|g| g.path == f.path).count();
-                if same > 1 && files[..i].iter().all(|g| g.path != f.path) {
-                    return Err(Error::Config(format!(
-                        "{same} launch records hold launch {}, and a Chrome trace is one file \
-                         per launch ({}): they would overwrite each other. Export them to one \
-                         Perfetto trace (a .pftrace output), which keeps each",
-                        f.launches[0].launch.shape.launch,
-                        f.path.display()
-                    )));
-                }
+            let mut per_path: HashMap<&Path, usize> = HashMap::new();
+            for f in &files {
+                *per_path.entry(&f.path).or_default() += 1;
+            }
+            // The first file, in launch order, that another would overwrite.
+            if let Some((f, same)) = files
+                .iter()
+                .map(|f| (f, per_path[f.path.as_path()]))
+                .find(|&(_, n)| n > 1)
+            {
+                return Err(Error::Config(format!(
+                    "{same} launch records hold launch {}, and a Chrome trace is one file per \
+                     launch ({}): they would overwrite each other. Export them to one Perfetto \
+                     trace (a .pftrace output), which keeps each",
+                    f.launches[0].launch.shape.launch,
+                    f.path.display()
+                )));
             }
             Ok(files)
         }
