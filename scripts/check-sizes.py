@@ -83,9 +83,7 @@ for f in files:
             # find opening brace
             depth = 0; started = False; j = i
             while j < len(lines):
-                code = re.sub(r'//.*', '', lines[j])
-                code = re.sub(r'"(\\.|[^"\\])*"', '""', code)
-                code = re.sub(r"'(\\.|[^'\\])'", "''", code)
+                code = code_of(lines[j])
                 for ch in code:
                     if ch == '{': depth += 1; started = True
                     elif ch == '}': depth -= 1
